@@ -1,0 +1,39 @@
+"""gradcalc: a command-line autodiff calculator whose engine mirrors PyTorch's autograd on NumPy.
+
+`import gradcalc as torch` runs PyTorch snippets restricted to the supported subset:
+`gradcalc.tensor`, `gradcalc.sin`, `Tensor.backward`, `gradcalc.no_grad`, `gradcalc.autograd.grad`, ...
+"""
+
+from __future__ import annotations
+
+import builtins
+
+from . import autograd
+from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.ops import FUNCTIONS as _FUNCTIONS
+from .autograd.tensor import DType, Size, Tensor
+
+__version__ = "0.1.0"
+
+float64 = double = DType.of(__import__("numpy").dtype("float64"))
+float32 = float = DType.of(__import__("numpy").dtype("float32"))
+int64 = long = DType.of(__import__("numpy").dtype("int64"))
+bool = DType.of(__import__("numpy").dtype("bool"))  # noqa: A001 - PyTorch's name
+
+globals().update(_FUNCTIONS)
+
+
+def is_tensor(obj: object) -> builtins.bool:
+    """True when `obj` is a gradcalc tensor."""
+    return isinstance(obj, Tensor)
+
+
+def get_default_dtype() -> DType:
+    """gradcalc's default floating dtype: float64."""
+    return float64
+
+
+__all__ = [
+    "DType", "Size", "Tensor", "autograd", "enable_grad", "inference_mode", "is_grad_enabled", "no_grad",
+    "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
+]

@@ -1,0 +1,31 @@
+"""gradcalc's autograd engine: PyTorch's autograd semantics on NumPy.
+
+`Tensor` (tensor.py) is what a value is; nodes (node.py) say what each operation's backward computes;
+the engine (engine.py) says in what order; grad modes (grad_mode.py) say whether anything is recorded.
+"""
+
+from __future__ import annotations
+
+from . import functional
+from .differentiate import backward, grad
+from .function import Function, FunctionCtx
+from .grad_mode import (
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
+from .gradcheck import gradcheck, gradgradcheck
+from .node import Node
+from .tensor import Tensor
+
+__all__ = [
+    "Function", "FunctionCtx", "Node", "Tensor", "backward", "detect_anomaly", "enable_grad", "functional",
+    "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_anomaly_enabled", "is_grad_enabled",
+    "is_inference_mode_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+]

@@ -1,0 +1,104 @@
+"""The user's entry points to the engine: `Tensor.backward`, `autograd.backward`, `autograd.grad`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from .engine import _check_roots, run_backward, warn_create_graph_cycle
+from .tensor import Tensor
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Tensor | Sequence[Tensor] | None = None,
+) -> None:
+    """Add the gradients of `tensors` into the `.grad` of the leaves they were computed from.
+
+    `grad_tensors` is needed for outputs with more than one element; `retain_graph` (default: the value
+    of `create_graph`) keeps saved values for another backward; `create_graph` records the backward
+    itself so the gradients can be differentiated again; `inputs` limits which leaves accumulate.
+    """
+    outs = _as_list(tensors)
+    grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outs)
+    if len(grads) != len(outs):
+        raise RuntimeError(f"backward: {len(outs)} outputs but {len(grads)} gradients")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        warn_create_graph_cycle()
+    roots = _check_roots(outs, grads, "backward")
+    wanted = _as_list(inputs) if inputs is not None else None
+    if wanted is not None and not wanted:
+        raise RuntimeError("backward: inputs= was given but is empty")
+    run_backward(roots, retain_graph=retain_graph, create_graph=create_graph, inputs=wanted, accumulate=True)
+
+
+def tensor_backward(
+    self: Tensor,
+    gradient: Tensor | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | None = None,
+) -> None:
+    """Compute the gradient of this tensor with respect to graph leaves (see `autograd.backward`)."""
+    backward(self, gradient, retain_graph, create_graph, inputs)
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of `outputs` with respect to `inputs`, returned (not accumulated into `.grad`).
+
+    Returns a tuple with one entry per input. An input the outputs do not depend on is an error unless
+    `allow_unused` (then its entry is None, or zeros with `materialize_grads`).
+    """
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    if not ins:
+        raise RuntimeError("grad: inputs is empty; name the tensors to differentiate with respect to")
+    grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    if len(grads) != len(outs):
+        raise RuntimeError(f"grad: {len(outs)} outputs but {len(grads)} grad_outputs")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    roots = _check_roots(outs, grads, "grad")
+    found = run_backward(
+        roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False
+    )
+    assert found is not None
+    result: list[Tensor | None] = []
+    for k, (t, g) in enumerate(zip(ins, found, strict=True)):
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"grad: input {k} (shape {tuple(t._data.shape)}) was not used to compute the outputs, "
+                    "so it has no gradient; pass allow_unused=true to get None for it"
+                )
+            if materialize_grads:
+                import numpy as np
+
+                g = Tensor._make(np.zeros_like(t._data), False, None)
+        elif not create_graph and g._requires_grad:
+            g = g.detach()
+        result.append(g)
+    return tuple(result)

@@ -1,0 +1,9 @@
+"""Placeholder: custom autograd functions are being written."""
+
+
+class FunctionCtx:
+    pass
+
+
+class Function:
+    pass

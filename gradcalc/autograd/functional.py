@@ -1,0 +1,1 @@
+"""Placeholder: jacobian and hessian are being written."""

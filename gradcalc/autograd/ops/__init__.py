@@ -1,0 +1,31 @@
+"""The operations, one module per family. Each module lists what it adds:
+`FUNCTIONS` (module-level `gradcalc.<name>`), `METHODS` (`Tensor.<name>`, operators included) and
+`PROPERTIES` (read-only `Tensor.<name>` attributes)."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from ..tensor import Tensor
+from . import arithmetic, basic, creation, elementwise, indexing, inplace, linalg, reductions, shape
+
+MODULES: tuple[ModuleType, ...] = (
+    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation,
+)
+
+FUNCTIONS: dict = {}
+for _module in MODULES:
+    FUNCTIONS.update(getattr(_module, "FUNCTIONS", {}))
+    for _name, _fn in getattr(_module, "METHODS", {}).items():
+        setattr(Tensor, _name, _fn)
+    for _name, _fn in getattr(_module, "PROPERTIES", {}).items():
+        setattr(Tensor, _name, property(_fn))
+
+
+def _install_backward() -> None:
+    from ..differentiate import tensor_backward
+
+    Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+
+
+_install_backward()

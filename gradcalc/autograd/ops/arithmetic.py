@@ -1,0 +1,304 @@
+"""Arithmetic operators: each forward beside its backward.
+
+Operands broadcast as in NumPy; each gradient is summed back to its input's shape (`sum_to`).
+A Python number operand is a constant: it gets no edge, and its gradient is never computed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor
+from . import elementwise as E
+from . import reductions as R
+from .core import binary_operands, needs, record, result
+
+
+def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """Sum a broadcast gradient back down to `shape` (differentiable)."""
+    if g._data.shape == shape:
+        return g
+    lead = g._data.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and g._data.shape[i + lead] != 1
+    )
+    out = R.sum(g, dim=dims, keepdim=True) if dims else g
+    return R.reshape_to(out, shape) if out._data.shape != shape else out
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    return x._data.shape if type(x) is Tensor else ()
+
+
+class _Binary(Node):
+    """A binary node: keeps both input shapes, to sum broadcast gradients back."""
+
+    __slots__ = ("shapes", "other")
+
+    def grads(self, ga: Any, gb: Any) -> tuple[Tensor | None, Tensor | None]:
+        sa, sb = self.shapes
+        return (
+            sum_to(ga, sa) if ga is not None else None,
+            sum_to(gb, sb) if gb is not None else None,
+        )
+
+
+def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple = (), other: Any = None) -> Tensor:
+    node = record(cls, a, b)
+    if node is not None:
+        node.shapes = (_shape(a), _shape(b))
+        node.other = other
+        if save is not None:
+            node.save(*save)
+    return result(data, node)
+
+
+# -- add, sub ---------------------------------------------------------------------------------------
+class AddBackward0(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        return self.grads(g if needs(self, 0) else None, g if needs(self, 1) else None)
+
+
+def add(a: Any, b: Any) -> Tensor:
+    """a + b."""
+    ad, bd = binary_operands(a, b)
+    return _binary(AddBackward0, a, b, ad + bd, save=None)
+
+
+class SubBackward0(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        return self.grads(g if needs(self, 0) else None, neg(g) if needs(self, 1) else None)
+
+
+def sub(a: Any, b: Any) -> Tensor:
+    """a - b."""
+    ad, bd = binary_operands(a, b)
+    return _binary(SubBackward0, a, b, ad - bd, save=None)
+
+
+class RsubBackward1(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        return self.grads(neg(g) if needs(self, 0) else None, None)
+
+
+def rsub(a: Tensor, b: Any) -> Tensor:
+    """b - a, for a number b (Python's `2 - x`)."""
+    ad, bd = binary_operands(a, b)
+    return _binary(RsubBackward1, a, b, bd - ad, save=None)
+
+
+# -- mul, div ---------------------------------------------------------------------------------------
+class MulBackward0(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        a, b = self.saved_tensors
+        if b is None:  # times a number, kept in `other`
+            b = self.other
+        return self.grads(mul(g, b) if needs(self, 0) else None, mul(g, a) if needs(self, 1) else None)
+
+
+def mul(a: Any, b: Any) -> Tensor:
+    """a * b."""
+    ad, bd = binary_operands(a, b)
+    data = ad * bd
+    if type(b) is not Tensor:
+        return _binary(MulBackward0, a, b, data, save=(None, None), other=b)
+    if type(a) is not Tensor:
+        return _binary(MulBackward0, b, a, data, save=(None, None), other=a)
+    # each input's gradient needs the other input: save only what will be needed
+    return _binary(
+        MulBackward0, a, b, data, save=(a if b._requires_grad else None, b if a._requires_grad else None)
+    )
+
+
+class DivBackward0(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        a, b = self.saved_tensors
+        if b is None:
+            b = self.other
+        ga = div(g, b) if needs(self, 0) else None
+        gb = neg(div(mul(g, a), mul(b, b))) if needs(self, 1) else None
+        return self.grads(ga, gb)
+
+
+def div(a: Any, b: Any) -> Tensor:
+    """a / b (true division)."""
+    ad, bd = binary_operands(a, b)
+    if type(b) is not Tensor:
+        return _binary(DivBackward0, a, b, ad / bd, save=(None, None), other=b)
+    if type(a) is not Tensor:  # number / tensor: PyTorch computes it as reciprocal(b) * a
+        return mul(E.reciprocal(b), a)
+    return _binary(DivBackward0, a, b, ad / bd, save=(a if b._requires_grad else None, b))
+
+
+class NegBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        return (neg(g),)
+
+
+def neg(a: Tensor) -> Tensor:
+    """-a."""
+    return result(-a._data, record(NegBackward0, a))
+
+
+# -- pow -----------------------------------------------------------------------------------------------
+class PowBackward0(_Binary):
+    """x ** number."""
+
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        (x,) = self.saved_tensors
+        p = self.other
+        if p == 0:
+            return (mul(g, 0.0),)
+        return (mul(mul(g, p), pow(x, p - 1)),)
+
+
+class PowBackward1(_Binary):
+    """tensor ** tensor."""
+
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        a, b = self.saved_tensors
+        ga = mul(g, mul(b, pow(a, sub(b, 1.0)))) if needs(self, 0) else None
+        gb = None
+        if needs(self, 1):
+            # d(a**b)/db = a**b log a, taken as 0 where a == 0 and b >= 0 (the limit), as PyTorch does
+            safe = E.where(_zero_base(a, b), 0.0, mul(pow(a, b), E.log(a)))
+            gb = mul(g, safe)
+        return self.grads(ga, gb)
+
+
+class PowBackward2(_Binary):
+    """number ** tensor."""
+
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        (out,) = self.saved_tensors
+        return self.grads(None, mul(g, mul(out, float(np.log(self.other)))))
+
+
+def _zero_base(a: Tensor, b: Tensor) -> Tensor:
+    return Tensor._make(np.asarray((a._data == 0) & (b._data >= 0)), False, None)
+
+
+def pow(a: Any, b: Any) -> Tensor:
+    """a ** b."""
+    from ..node import SavedOutput
+
+    ad, bd = binary_operands(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = ad**bd
+    if type(b) is not Tensor:
+        return _binary(PowBackward0, a, b, data, save=(a,), other=b)
+    if type(a) is not Tensor:
+        node = record(PowBackward2, a, b)
+        out = result(data, node)
+        if node is not None:
+            node.shapes, node.other = ((), _shape(b)), a
+            node.save(SavedOutput(out))
+        return out
+    return _binary(PowBackward1, a, b, data, save=(a, b))
+
+
+# -- floor division and remainder ----------------------------------------------------------------------
+class NotImplemented_(Node):
+    """PyTorch records `//` but has no derivative for it: backward through it is an error."""
+
+    __slots__ = ("op",)
+
+    @classmethod
+    def name(cls) -> str:
+        return "NotImplemented"
+
+    def apply(self, g: Tensor) -> tuple:
+        raise RuntimeError(f"'{self.op}' has no derivative: compute it on .detach()ed values")
+
+
+def floor_divide(a: Any, b: Any) -> Tensor:
+    """a // b (no derivative)."""
+    ad, bd = binary_operands(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.floor_divide(ad, bd)
+    node = record(NotImplemented_, a, b)
+    if node is not None:
+        node.op = "floor_divide"
+    return result(data, node)
+
+
+class RemainderBackward0(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        return self.grads(g, None)
+
+
+class RemainderBackward1(_Binary):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        a, b = self.saved_tensors
+        ga = g if needs(self, 0) else None
+        gb = mul(neg(g), floor_divide(a, b).detach()) if needs(self, 1) else None
+        return self.grads(ga, gb)
+
+
+def remainder(a: Any, b: Any) -> Tensor:
+    """a % b, with the sign of b (Python's and PyTorch's convention)."""
+    ad, bd = binary_operands(a, b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        data = np.remainder(ad, bd)
+    if type(b) is not Tensor:
+        return _binary(RemainderBackward0, a, b, data, save=None)
+    if type(a) is not Tensor:
+        a = Tensor._make(np.asarray(a, dtype=bd.dtype), False, None)
+    return _binary(RemainderBackward1, a, b, data, save=(a, b))
+
+
+METHODS = {
+    "__add__": add,
+    "__radd__": add,
+    "__sub__": sub,
+    "__rsub__": rsub,
+    "__mul__": mul,
+    "__rmul__": mul,
+    "__truediv__": div,
+    "__rtruediv__": lambda a, b: div(b, a),
+    "__neg__": neg,
+    "__pos__": lambda a: a,
+    "__pow__": pow,
+    "__rpow__": lambda a, b: pow(b, a),
+    "__floordiv__": floor_divide,
+    "__rfloordiv__": lambda a, b: floor_divide(b, a),
+    "__mod__": remainder,
+    "__rmod__": lambda a, b: remainder(b, a),
+    "add": add,
+    "sub": sub,
+    "mul": mul,
+    "div": div,
+    "neg": neg,
+    "pow": pow,
+    "remainder": remainder,
+    "floor_divide": floor_divide,
+}
+FUNCTIONS = {
+    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "pow": pow,
+    "remainder": remainder, "floor_divide": floor_divide,
+}

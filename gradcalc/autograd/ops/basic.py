@@ -1,0 +1,109 @@
+"""Identity-like operations: detach, clone, dtype conversion; and comparisons (bool results, no gradient)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor, float32, float64
+from .core import binary_operands, record, result
+
+
+def detach(x: Tensor) -> Tensor:
+    """A new leaf on the same data (and the same version counter) that does not require grad."""
+    t = Tensor._make(x._data, False, None, x._version)
+    return t
+
+
+def detach_(x: Tensor) -> Tensor:
+    """Make this tensor a leaf that does not require grad, in place."""
+    x.grad_fn, x._requires_grad, x._output_nr = None, False, 0
+    return x
+
+
+class CloneBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, g: Tensor) -> tuple:
+        return (g,)
+
+
+def clone(x: Tensor) -> Tensor:
+    """A copy with its own memory; gradients flow through it."""
+    return result(x._data.copy(), record(CloneBackward0, x))
+
+
+class ToCopyBackward0(Node):
+    __slots__ = ("dtype",)
+
+    def apply(self, g: Tensor) -> tuple:
+        return (to_dtype(g, self.dtype),)
+
+
+def to_dtype(x: Tensor, dtype: Any) -> Tensor:
+    """The tensor converted to `dtype` (itself when it already has it)."""
+    target = np.dtype(getattr(dtype, "np", dtype))
+    if x._data.dtype == target:
+        return x
+    node = record(ToCopyBackward0, x) if target.kind == "f" else None
+    if node is not None:
+        node.dtype = x._data.dtype
+    return result(x._data.astype(target), node)
+
+
+def _compare(ufunc: np.ufunc, name: str) -> Callable[[Any, Any], Tensor]:
+    def compare(a: Any, b: Any) -> Tensor:
+        ad, bd = binary_operands(a, b)
+        return Tensor._make(np.asarray(ufunc(ad, bd)), False, None)
+
+    compare.__name__ = name
+    compare.__doc__ = f"Elementwise `{name}`: a bool tensor that never requires grad."
+    return compare
+
+
+eq, ne = _compare(np.equal, "eq"), _compare(np.not_equal, "ne")
+lt, le = _compare(np.less, "lt"), _compare(np.less_equal, "le")
+gt, ge = _compare(np.greater, "gt"), _compare(np.greater_equal, "ge")
+logical_and, logical_or = _compare(np.logical_and, "logical_and"), _compare(np.logical_or, "logical_or")
+
+
+def logical_not(a: Tensor) -> Tensor:
+    """Elementwise not: a bool tensor."""
+    return Tensor._make(np.asarray(np.logical_not(a._data)), False, None)
+
+
+def _any(x: Tensor) -> Tensor:
+    return Tensor._make(np.asarray(x._data.any()), False, None)
+
+
+def _all(x: Tensor) -> Tensor:
+    return Tensor._make(np.asarray(x._data.all()), False, None)
+
+
+def isnan(x: Tensor) -> Tensor:
+    """Where the tensor holds NaN."""
+    return Tensor._make(np.asarray(np.isnan(x._data)), False, None)
+
+
+METHODS = {
+    "detach": detach,
+    "detach_": detach_,
+    "clone": clone,
+    "float": lambda x: to_dtype(x, float32),
+    "double": lambda x: to_dtype(x, float64),
+    "to": lambda x, dtype: to_dtype(x, dtype),
+    "type": lambda x, dtype: to_dtype(x, dtype),
+    "contiguous": lambda x: x,
+    "__eq__": eq, "__ne__": ne, "__lt__": lt, "__le__": le, "__gt__": gt, "__ge__": ge,
+    "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not,
+    "any": _any, "all": _all, "isnan": isnan,
+}
+FUNCTIONS = {
+    "detach": detach, "clone": clone, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not, "isnan": isnan,
+}

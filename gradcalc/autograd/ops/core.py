@@ -1,0 +1,118 @@
+"""What every operation shares: recording a node, wrapping NumPy results, type promotion.
+
+An operation is written as two halves side by side (see `arithmetic.py`):
+- the function computes its result with NumPy and, when `record` returns a node, saves what backward needs;
+- the node's `apply(grad)` states the derivative with the engine's own differentiable operations, so a
+  backward recorded under `create_graph` can be differentiated again, to any order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..grad_mode import state
+from ..node import Node
+from ..tensor import Tensor, Version
+
+NO_EDGE = (None, 0)
+Scalar = int | float | bool
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def wrap(r: Any) -> np.ndarray:
+    """NumPy returns scalars for 0-d inputs; tensors always hold arrays."""
+    return r if type(r) is np.ndarray else np.asarray(r)
+
+
+def edge(t: Tensor) -> tuple[Node | None, int]:
+    """Where a gradient for `t` goes: its grad_fn, its leaf accumulator, or nowhere."""
+    if not t._requires_grad:
+        return NO_EDGE
+    fn = t.grad_fn
+    if fn is not None:
+        return (fn, t._output_nr)
+    return (t._accumulate_node(), 0)
+
+
+def record(cls: type[Node], *inputs: Any) -> Any:
+    """A new node of `cls` when this operation is to be recorded (grad mode on and an input requires grad)."""
+    if not state.grad_enabled:
+        return None
+    for t in inputs:
+        if type(t) is Tensor and t._requires_grad:
+            break
+    else:
+        return None
+    node = cls()
+    node.next_functions = tuple(edge(t) if type(t) is Tensor else NO_EDGE for t in inputs)
+    return node
+
+
+def result(data: Any, node: Node | None) -> Tensor:
+    """The output tensor of an operation; it requires grad exactly when the operation was recorded."""
+    return Tensor._make(data if type(data) is np.ndarray else np.asarray(data), node is not None, node)
+
+
+def view_result(data: np.ndarray, base: Tensor, node: Node | None) -> Tensor:
+    """An output that shares `base`'s memory shares its version counter too, as PyTorch's views do."""
+    shares = isinstance(data, np.ndarray) and np.shares_memory(data, base._data)
+    out = Tensor._make(wrap(data), node is not None, node, base._version if shares else None)
+    return out
+
+
+def needs(node: Node, i: int) -> bool:
+    """Whether input `i` of `node` wants a gradient (PyTorch's `needs_input_grad`)."""
+    return node.next_functions[i][0] is not None
+
+
+def as_tensor(x: Any, like: Tensor | None = None) -> Tensor:
+    """A tensor for `x` (numbers take `like`'s floating dtype when it has one)."""
+    if type(x) is Tensor:
+        return x
+    if isinstance(x, Tensor):
+        return x
+    dtype = like._data.dtype if like is not None and like._data.dtype.kind == "f" else None
+    arr = np.asarray(x, dtype=dtype)
+    if arr.dtype.kind in "iu" and dtype is None and isinstance(x, float):
+        arr = arr.astype(np.float64)
+    return Tensor._make(arr, False, None)
+
+
+def operand(x: Any) -> Any:
+    """The NumPy side of an operand: a tensor's array, or a Python number left as it is so that NumPy's
+    weak scalar promotion matches PyTorch's (a float32 tensor times 2.0 stays float32)."""
+    if type(x) is Tensor:
+        return x._data
+    if isinstance(x, (int, float, bool)):
+        return x
+    if isinstance(x, Tensor):
+        return x._data
+    if isinstance(x, np.ndarray | np.generic):
+        return x
+    raise TypeError(f"expected a tensor or a number, got {type(x).__name__}")
+
+
+def binary_operands(a: Any, b: Any) -> tuple[Any, Any]:
+    """NumPy operands for a binary operation, cast to PyTorch's result dtype when two tensors differ."""
+    ad, bd = operand(a), operand(b)
+    if type(ad) is np.ndarray and type(bd) is np.ndarray and ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
+        dtype = result_dtype(ad, bd)
+        ad, bd = ad.astype(dtype, copy=False), bd.astype(dtype, copy=False)
+    return ad, bd
+
+
+def result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
+    """PyTorch's promotion: the higher category (bool < int < float) wins; within a category a
+    dimensioned tensor's dtype wins over a 0-d tensor's."""
+    ka, kb = _CATEGORY[a.dtype.kind], _CATEGORY[b.dtype.kind]
+    if ka != kb:
+        return a.dtype if ka > kb else b.dtype
+    if (a.ndim == 0) != (b.ndim == 0):
+        return b.dtype if a.ndim == 0 else a.dtype
+    return np.promote_types(a.dtype, b.dtype)
+
+
+def new_version() -> Version:
+    return Version()

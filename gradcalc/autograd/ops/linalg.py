@@ -1,0 +1,4 @@
+"""Placeholder: being written."""
+
+METHODS: dict = {}
+FUNCTIONS: dict = {}

@@ -1,0 +1,336 @@
+"""The Tensor: a NumPy array with PyTorch's autograd attributes.
+
+Operations live in `ops/`; each module there lists the methods and operators it adds to `Tensor`
+(`METHODS`), so this file holds only what a tensor *is*: data, leaf status, gradient, version counter.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .grad_mode import state
+from .node import AccumulateGrad, Node
+
+float64 = np.dtype("float64")
+float32 = np.dtype("float32")
+int64 = np.dtype("int64")
+bool_ = np.dtype("bool")
+FLOATING = (float64, float32)
+
+
+class Version:
+    """A version counter, shared by a tensor and its views/detached aliases; in-place ops bump it."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as PyTorch's `torch.Size([2, 3])`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"torch.Size([{', '.join(map(str, self))}])"
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+class Tensor:
+    """A multi-dimensional array that records the operations made on it, for reverse-mode differentiation."""
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "_grad",
+        "grad_fn",
+        "_output_nr",
+        "_version",
+        "_accumulator",
+        "_retains_grad",
+        "_inference",
+        "__weakref__",
+    )
+
+    # -- construction --------------------------------------------------------------------------------
+    def __init__(self, data: Any, requires_grad: bool = False) -> None:
+        arr = np.array(data, dtype=float64 if _is_floatlike(data) else None)
+        Tensor._init(self, arr, False, None, Version())
+        if requires_grad:
+            self.requires_grad = True
+
+    @staticmethod
+    def _make(data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version | None = None) -> Tensor:
+        """Fast constructor for operation results: `data` must already be an ndarray."""
+        t = object.__new__(Tensor)
+        Tensor._init(t, data, requires_grad, grad_fn, Version() if version is None else version)
+        return t
+
+    def _init(self, data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version) -> None:
+        self._data = data
+        self._requires_grad = requires_grad
+        self._grad = None
+        self.grad_fn = grad_fn
+        self._output_nr = 0
+        self._version = version
+        self._accumulator = None
+        self._retains_grad = False
+        self._inference = state.inference
+
+    # -- data ----------------------------------------------------------------------------------------
+    @property
+    def data(self) -> Tensor:
+        """A tensor sharing this one's data that does not require grad (as PyTorch's `.data`)."""
+        return Tensor._make(self._data, False, None)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+
+    def numpy(self) -> np.ndarray:
+        """The underlying array (shared, not copied); an error when the tensor requires grad, as in PyTorch."""
+        if self._requires_grad:
+            raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
+        return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self._data if dtype is None else self._data.astype(dtype)
+
+    # -- autograd attributes -----------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        flag = bool(flag)
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "requires_grad can only be changed on a leaf tensor; this one was computed "
+                f"(grad_fn={self.grad_fn.name()}): use .detach() to get a leaf"
+            )
+        if flag and self._data.dtype not in FLOATING:
+            raise RuntimeError(f"only floating-point tensors can require gradients, not {self._data.dtype}")
+        if flag and self._inference and not state.inference:
+            raise RuntimeError("setting requires_grad on an inference tensor outside inference_mode is not allowed")
+        self._requires_grad = flag
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set requires_grad in place on a leaf; returns self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors that do not require grad, and for those the user created that do."""
+        return self.grad_fn is None
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def retain_grad(self) -> None:
+        """Ask backward to fill `.grad` on this non-leaf tensor too."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        node = self.grad_fn
+        if node._retained is None:
+            node._retained = {}
+        node._retained[self._output_nr] = _weak(self)
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "reading .grad of a non-leaf tensor: backward fills .grad only on leaves, so this is None. "
+                "Call retain_grad() on it before backward to keep its gradient, or read .grad of the leaf "
+                "it was computed from",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad must be a tensor or None, not {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(
+                    f"assigned grad has shape {tuple(value._data.shape)}, but the tensor has shape "
+                    f"{tuple(self._data.shape)}"
+                )
+        self._grad = value
+
+    @property
+    def _base(self) -> None:
+        return None
+
+    @property
+    def output_nr(self) -> int:
+        return self._output_nr
+
+    @property
+    def _version_value(self) -> int:
+        return self._version.value
+
+    @property
+    def version(self) -> int:
+        """The in-place version counter (PyTorch's `_version`)."""
+        return self._version.value
+
+    def is_inference(self) -> bool:
+        """True for tensors made inside `inference_mode`."""
+        return self._inference
+
+    def _accumulate_node(self) -> AccumulateGrad:
+        acc = self._accumulator
+        if acc is None:
+            acc = self._accumulator = AccumulateGrad(self)
+        return acc
+
+    # -- shape and type ------------------------------------------------------------------------------
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None) -> Size | int:
+        return Size(self._data.shape) if dim is None else self._data.shape[dim]
+
+    @property
+    def dtype(self) -> np.dtype:
+        return DType.of(self._data.dtype)
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def item(self) -> float | int | bool:
+        """The single value as a Python number."""
+        if self._data.size != 1:
+            raise RuntimeError(f"item() needs a tensor with one element, this one has {self._data.size}")
+        return self._data.item()
+
+    def tolist(self) -> Any:
+        return self._data.tolist()
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous: use .any() or .all()"
+            )
+        return bool(self._data)
+
+    __hash__ = object.__hash__
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    # -- printing ------------------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        from .printing import tensor_repr
+
+        name = self.grad_fn.name() if self.grad_fn is not None else None
+        return tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0 and spec:
+            return format(self._data.item(), spec)
+        return repr(self)
+
+
+class DType:
+    """A dtype that prints as PyTorch's (`torch.float64`) and compares equal to NumPy's."""
+
+    __slots__ = ("np", "name")
+    _cache: dict[np.dtype, DType] = {}
+
+    def __init__(self, np_dtype: np.dtype) -> None:
+        self.np = np.dtype(np_dtype)
+        self.name = {"bool": "bool"}.get(self.np.name, self.np.name)
+
+    @classmethod
+    def of(cls, np_dtype: np.dtype) -> DType:
+        d = cls._cache.get(np_dtype)
+        if d is None:
+            d = cls._cache[np_dtype] = DType(np_dtype)
+        return d
+
+    def __repr__(self) -> str:
+        return f"torch.{self.name}"
+
+    def __str__(self) -> str:
+        return repr(self)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self.np == other.np
+        try:
+            return self.np == np.dtype(other)  # type: ignore[arg-type]
+        except TypeError:
+            return False
+
+    def __hash__(self) -> int:
+        return hash(self.np)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.np.kind == "f"
+
+
+def _is_floatlike(data: Any) -> bool:
+    """Python floats and ints become float64 tensors unless the data is all ints or bools (as in PyTorch)."""
+    if isinstance(data, np.ndarray):
+        return data.dtype.kind == "f"
+    if isinstance(data, bool):
+        return False
+    if isinstance(data, int):
+        return False
+    if isinstance(data, (list, tuple)):
+        flat = np.asarray(data)
+        return flat.dtype.kind not in "iub"
+    return True
+
+
+def _weak(t: Tensor) -> Any:
+    import weakref
+
+    return weakref.ref(t)
