@@ -6,6 +6,8 @@ the engine (engine.py) says in what order; grad modes (grad_mode.py) say whether
 
 from __future__ import annotations
 
+import warnings
+
 from . import functional
 from .differentiate import backward, grad
 from .function import Function, FunctionCtx
@@ -23,6 +25,10 @@ from .grad_mode import (
 from .gradcheck import gradcheck, gradgradcheck
 from .node import Node
 from .tensor import Tensor
+
+# PyTorch computes inf and nan silently; NumPy warns. `np.errstate` around each operation would cost
+# about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
 __all__ = [
     "Function", "FunctionCtx", "Node", "Tensor", "backward", "detect_anomaly", "enable_grad", "functional",

@@ -18,7 +18,10 @@ import numpy as np
 
 from .grad_mode import set_grad_enabled, state
 from .node import AccumulateGrad, Node
-from .tensor import Tensor
+from .tensor import Tensor, version_of
+
+
+_ZEROS = (0,) * 64  # output numbers of a node's inputs when all are 0 (zip stops at the shorter)
 
 
 class CopyBackwards(Node):
@@ -33,7 +36,7 @@ class CopyBackwards(Node):
 def _copy_for_grad(g: Tensor, create_graph: bool) -> Tensor:
     if create_graph and g._requires_grad:
         node = CopyBackwards()
-        node.next_functions = ((g.grad_fn, g._output_nr) if g.grad_fn else (g._accumulate_node(), 0),)
+        node.next_functions = (_edge_of(g),)
         return Tensor._make(g._data.copy(), True, node)
     return Tensor._make(np.array(g._data, copy=True), False, None)
 
@@ -88,26 +91,19 @@ def run_backward(
     # -- 1. the graph: which nodes, and how many edges lead into each ----------------------------------
     root_edges = [_edge_of(t) for t, _ in roots]
     deps: dict[Node, int] = {}
-    order: list[Node] = []  # children before parents (post-order), for the "needed" pass
-    stack: list[tuple[Node, int]] = []
+    stack: list[Node] = []
     for node, _ in root_edges:
         if node not in deps:
             deps[node] = 0
-            stack.append((node, 0))
+            stack.append(node)
     while stack:
-        node, i = stack.pop()
-        nexts = node.next_functions
-        if i < len(nexts):
-            stack.append((node, i + 1))
-            child = nexts[i][0]
+        for child in stack.pop()._next:
             if child is not None:
                 if child in deps:
                     deps[child] += 1
                 else:
                     deps[child] = 1
-                    stack.append((child, 0))
-        else:
-            order.append(node)
+                    stack.append(child)
 
     # -- targets: where grad() reads gradients, and which nodes lead to them -------------------------
     capture: dict[tuple[Node, int], int] = {}
@@ -125,71 +121,127 @@ def run_backward(
             targets.add(edge[0])
         if accumulate:
             wanted_leaves = {e[0] for e in capture if isinstance(e[0], AccumulateGrad)}
-        needed = set()
-        for node in order:  # children first: a node is needed if it is a target or feeds a needed one
-            if node in targets or any(c is not None and c in needed for c, _ in node.next_functions):
-                needed.add(node)
+        needed = _leading_to(targets, [node for node, _ in root_edges])
 
     # -- 2. the walk --------------------------------------------------------------------------------
     buffers: dict[Node, Any] = {}
     for (node, nr), (_, g) in zip(root_edges, roots, strict=True):
-        _add_to_buffer(buffers, node, nr, g)
-    stored: set[int] = {id(g) for _, g in roots}  # gradients already handed out, to copy rather than share
+        _add_to_buffer(buffers, node, nr, g, None)
+    stored: set[int] = {id(g._data) for _, g in roots}  # arrays already handed out: copy, never share
+    owned: set[int] | None = None if create_graph else set()  # buffer sums we made, safe to add into in place
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = state.anomaly
-    ready = [node for node, _ in root_edges if deps[node] == 0]
-    seen_ready: set[Node] = set(ready)
-    ready = list(dict.fromkeys(ready))
+    ready = list(dict.fromkeys(node for node, _ in root_edges if deps[node] == 0))
 
     with set_grad_enabled(create_graph):
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
             if grads is not None:
+                if owned:  # handed on now: others may hold it, so never add into it in place again
+                    for g in grads if type(grads) is list else (grads,):
+                        owned.discard(id(g))
                 if node._retained is not None:
-                    _fill_retained(node, grads, stored, create_graph)
+                    _fill_retained(node, _tensors(grads), stored, create_graph)
                 if capture:
-                    _capture(node, grads, capture, captured, inputs)
+                    _capture(node, _tensors(grads), capture, captured, inputs)
                 if type(node) is AccumulateGrad:
                     if accumulate and (wanted_leaves is None or node in wanted_leaves):
                         _accumulate(node, grads, stored, create_graph)
                 elif needed is None or node in needed:
-                    _run_node(node, grads, buffers, anomaly)
+                    # a plain backward runs formulas on bare arrays where the node allows it
+                    outs = node.apply(_arrays(grads) if owned is not None and node.raw_ok else _tensors(grads))
+                    if anomaly:
+                        _check_nan(node, outs)
+                    for child, g, nr in zip(node._next, outs, node._nrs or _ZEROS, strict=False):
+                        if child is not None and g is not None:
+                            if child.num_outputs == 1:
+                                old = buffers.get(child)
+                                buffers[child] = g if old is None else _sum(old, g, owned)
+                            else:
+                                _add_to_buffer(buffers, child, nr, g, owned)
                     if not retain_graph:
                         node.release()
-            for child, _ in node.next_functions:
+            for child in node._next:
                 if child is not None:
                     left = deps[child] - 1
                     deps[child] = left
-                    if left == 0 and child not in seen_ready:
-                        seen_ready.add(child)
+                    if left == 0:
                         ready.append(child)
     return captured if not accumulate else None
 
 
-def _add_to_buffer(buffers: dict[Node, Any], node: Node, nr: int, g: Tensor) -> None:
+def _leading_to(targets: set[Node], roots: list[Node]) -> set[Node]:
+    """The nodes from which some target can be reached (targets included), found without recursion."""
+    order: list[Node] = []
+    seen: set[Node] = set()
+    stack: list[tuple[Node, int]] = [(r, 0) for r in roots]
+    while stack:
+        node, i = stack.pop()
+        if i == 0:
+            if node in seen:
+                continue
+            seen.add(node)
+        nexts = node._next
+        if i < len(nexts):
+            stack.append((node, i + 1))
+            child = nexts[i]
+            if child is not None and child not in seen:
+                stack.append((child, 0))
+        else:
+            order.append(node)  # children before parents
+    needed: set[Node] = set()
+    for node in order:
+        if node in targets or any(c is not None and c in needed for c in node._next):
+            needed.add(node)
+    return needed
+
+
+def _sum(old: Any, g: Any, owned: set[int] | None) -> Any:
+    """Add a gradient into a buffer. Under create_graph: tensors, recorded. Otherwise bare arrays, added in
+    place into a sum this walk made itself (nobody else holds it)."""
+    if owned is None:
+        return old + g
+    a = old._data if type(old) is Tensor else old
+    b = g._data if type(g) is Tensor else g
+    if id(old) in owned and type(a) is np.ndarray and a.shape == np.shape(b) and a.dtype == b.dtype:
+        a += b
+        return old
+    total = a + b
+    if type(total) is np.ndarray:
+        owned.add(id(total))
+    return total
+
+
+def _arrays(grads: Any) -> Any:
+    """Gradients as bare arrays (a list for nodes with several outputs)."""
+    if type(grads) is list:
+        return [g._data if type(g) is Tensor else g for g in grads]
+    return grads._data if type(grads) is Tensor else grads
+
+
+def _tensors(grads: Any) -> Any:
+    """Gradients as tensors (a list for nodes with several outputs)."""
+    if type(grads) is list:
+        return [g if g is None or type(g) is Tensor else Tensor._make(np.asarray(g), False, None) for g in grads]
+    return grads if type(grads) is Tensor else Tensor._make(np.asarray(grads), False, None)
+
+
+def _add_to_buffer(buffers: dict[Node, Any], node: Node, nr: int, g: Tensor, owned: set[int] | None) -> None:
     if node.num_outputs == 1:
         old = buffers.get(node)
-        buffers[node] = g if old is None else old + g
+        buffers[node] = g if old is None else _sum(old, g, owned)
     else:
         slots = buffers.get(node)
         if slots is None:
             slots = buffers[node] = [None] * node.num_outputs
-        slots[nr] = g if slots[nr] is None else slots[nr] + g
-
-
-def _run_node(node: Node, grads: Any, buffers: dict[Node, Any], anomaly: bool) -> None:
-    outs = node.apply(grads)
-    if anomaly:
-        _check_nan(node, outs)
-    for (child, nr), g in zip(node.next_functions, outs, strict=False):
-        if child is not None and g is not None:
-            _add_to_buffer(buffers, child, nr, g)
+        slots[nr] = g if slots[nr] is None else _sum(slots[nr], g, owned)
 
 
 def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
     for i, g in enumerate(outs):
-        if g is not None and g._data.dtype.kind == "f" and np.isnan(g._data).any():
+        d = g._data if type(g) is Tensor else g
+        if g is not None and np.asarray(d).dtype.kind == "f" and np.isnan(d).any():
             where = f"\n{node._trace}" if node._trace else ""
             raise RuntimeError(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
@@ -200,26 +252,28 @@ def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
 def _owned(g: Tensor, stored: set[int]) -> bool:
     """Whether `g` can become a `.grad` as it is: nobody else holds it, and its array is writable."""
     d = g._data
-    return id(g) not in stored and d.base is None and d.flags.writeable and g.grad_fn is None
+    return id(d) not in stored and d.base is None and d.flags.writeable and g.grad_fn is None
 
 
 def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph: bool) -> None:
     leaf = node.variable()
     if leaf is None:
         return
+    if type(g) is not Tensor:
+        g = Tensor._make(g if type(g) is np.ndarray else np.asarray(g), False, None)
     with node.lock:
         old = leaf._grad
         if old is None:
             new = g if (not create_graph and _owned(g, stored)) else _copy_for_grad(g, create_graph)
             if new._data.dtype != leaf._data.dtype:
                 new = Tensor._make(new._data.astype(leaf._data.dtype), False, None)
-            stored.add(id(new))
+            stored.add(id(new._data))
             leaf._grad = new
         elif create_graph or old._requires_grad:
             leaf._grad = old + g
         else:
             old._data += g._data  # in place, as PyTorch accumulates when no graph is recorded
-            old._version.value += 1
+            version_of(old).value += 1
 
 
 def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool) -> None:
@@ -232,7 +286,7 @@ def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool)
             continue
         if t._grad is None:
             t._grad = _copy_for_grad(g, False) if not create_graph else g
-            stored.add(id(t._grad))
+            stored.add(id(t._grad._data))
         else:
             t._grad = Tensor._make(t._grad._data + g._data, False, None)
 

@@ -27,13 +27,33 @@ FREED = ()  # `_saved` after backward released it: distinct from "saved nothing"
 class Node:
     """One operation's backward: `apply(grad)` returns one gradient (or None) per input."""
 
-    __slots__ = ("next_functions", "_saved", "_versions", "_retained", "_trace", "__weakref__")
+    # `_next` holds, per input, the node its gradient goes to (or None); `_nrs` the output numbers on those
+    # nodes, or None when all are 0. Two flat fields rather than PyTorch's tuple of pairs: fewer objects per
+    # recorded operation for the cyclic garbage collector to walk. `next_functions` shows PyTorch's form.
+    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_retained", "_trace", "__weakref__")
     num_outputs = 1
+    # A node whose `apply` is written with Python operators and `ops.dual` functions only can run on bare
+    # NumPy arrays when backward records nothing (no create_graph): no Tensor per intermediate gradient.
+    raw_ok = False
 
     def __init__(self) -> None:
+        self._next: tuple[Node | None, ...] = ()
+        self._nrs: tuple[int, ...] | None = None
         self._saved: tuple | None = None
         self._retained: dict[int, weakref.ref] | None = None
         self._trace: str | None = traceback_of_forward() if state.anomaly else None
+
+    @property
+    def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
+        """Per input, `(node, output_nr)` where its gradient goes next, as PyTorch shows it."""
+        nrs = self._nrs or (0,) * len(self._next)
+        return tuple(zip(self._next, nrs, strict=True))
+
+    @next_functions.setter
+    def next_functions(self, edges: tuple[tuple[Node | None, int], ...]) -> None:
+        self._next = tuple(n for n, _ in edges)
+        nrs = tuple(nr for _, nr in edges)
+        self._nrs = nrs if any(nrs) else None
 
     @classmethod
     def name(cls) -> str:
@@ -49,18 +69,29 @@ class Node:
     # -- saved tensors ---------------------------------------------------------------------------
     def save(self, *tensors: Tensor | SavedOutput | None) -> None:
         """Keep what backward needs, with versions to detect in-place changes made before backward."""
+        versions = []
         for t in tensors:
-            if t is not None and t._inference and not state.inference:
+            if t is None:
+                versions.append(None)
+                continue
+            if t._inference and not state.inference:
                 raise RuntimeError(
                     "an inference tensor (made inside `with inference_mode:`) cannot be saved for backward; "
                     "make a normal tensor from it first with .clone() outside inference mode"
                 )
+            v = t._version
+            versions.append(None if v is None else v.value)
         self._saved = tensors
-        self._versions = tuple(None if t is None else t._version.value for t in tensors)
+        # None when no saved tensor has a version counter yet (the common case): one object less per node
+        self._versions = versions if any(v is not None for v in versions) else None
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         """The saved tensors, checked: freed by an earlier backward, or changed in place since, is an error."""
+        return self.unpack_saved(False)
+
+    def unpack_saved(self, raw: bool) -> tuple[Any, ...]:
+        """The saved values, checked; as NumPy arrays when `raw` (a backward that records nothing)."""
         saved = self._saved
         if saved is FREED:
             raise RuntimeError(
@@ -70,13 +101,20 @@ class Node:
         if saved is None:
             return ()
         out = []
-        for i, (t, v) in enumerate(zip(saved, self._versions, strict=True)):
+        versions = self._versions
+        for i, t in enumerate(saved):
             if t is None:
                 out.append(None)
                 continue
-            if t._version.value != v:
-                raise RuntimeError(version_mismatch(t, self, i, v))
-            out.append(t.unpack(self) if type(t) is SavedOutput else t)
+            counter = t._version
+            if counter is not None or versions is not None:
+                v = (versions[i] if versions is not None else None) or 0
+                if (0 if counter is None else counter.value) != v:
+                    raise RuntimeError(version_mismatch(t, self, i, v))
+            if raw:
+                out.append(t._data)
+            else:
+                out.append(t.unpack(self) if type(t) is SavedOutput else t)
         return tuple(out)
 
     def release(self) -> None:
@@ -90,12 +128,13 @@ class Node:
 
 
 def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
+    now = 0 if t._version is None else t._version.value
     shape = "[" + ", ".join(str(n) for n in t._data.shape) + "]"
     dtype = {"float64": "DoubleTensor", "float32": "FloatTensor", "int64": "LongTensor", "bool": "BoolTensor"}
     kind = dtype.get(str(t._data.dtype), str(t._data.dtype))
     return (
         f"a tensor {node.name()} saved for backward was changed in place: the {kind} of shape {shape} "
-        f"(saved tensor {index} of {node.name()}) is at version {t._version.value}, but {saved_version} was "
+        f"(saved tensor {index} of {node.name()}) is at version {now}, but {saved_version} was "
         "saved; compute with a .clone() of it, or do the in-place change after backward"
     )
 
@@ -110,8 +149,10 @@ class SavedOutput:
     __slots__ = ("_data", "_version", "_inference")
 
     def __init__(self, t: Tensor) -> None:
+        from .tensor import version_of
+
         self._data = t._data
-        self._version = t._version
+        self._version = version_of(t)
         self._inference = t._inference
 
     def unpack(self, node: Node) -> Tensor:
@@ -127,7 +168,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, leaf: Tensor) -> None:
         Node.__init__(self)
-        self.next_functions = ()
+        self._next, self._nrs = (), None
         # weak: the leaf owns this node (leaf._accumulator), and the reverse would be a cycle
         self.variable = weakref.ref(leaf)
         self.lock = threading.Lock()

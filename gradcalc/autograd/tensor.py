@@ -30,6 +30,17 @@ class Version:
         self.value = 0
 
 
+def version_of(t: Tensor) -> Version:
+    """A tensor's version counter, made when first needed (an in-place change, a view, a saved output)."""
+    v = t._version
+    if v is None:
+        v = t._version = Version()
+    return v
+
+
+_new = object.__new__
+
+
 class Size(tuple):
     """A tensor's shape: a tuple that prints as PyTorch's `torch.Size([2, 3])`."""
 
@@ -71,8 +82,16 @@ class Tensor:
     @staticmethod
     def _make(data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version | None = None) -> Tensor:
         """Fast constructor for operation results: `data` must already be an ndarray."""
-        t = object.__new__(Tensor)
-        Tensor._init(t, data, requires_grad, grad_fn, Version() if version is None else version)
+        t = _new(Tensor)
+        t._data = data
+        t._requires_grad = requires_grad
+        t._grad = None
+        t.grad_fn = grad_fn
+        t._output_nr = 0
+        t._version = version  # made on first need (see version_of): most results are never changed
+        t._accumulator = None
+        t._retains_grad = False
+        t._inference = state.inference
         return t
 
     def _init(self, data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version) -> None:
@@ -184,12 +203,12 @@ class Tensor:
 
     @property
     def _version_value(self) -> int:
-        return self._version.value
+        return 0 if self._version is None else self._version.value
 
     @property
     def version(self) -> int:
         """The in-place version counter (PyTorch's `_version`)."""
-        return self._version.value
+        return 0 if self._version is None else self._version.value
 
     def is_inference(self) -> bool:
         """True for tensors made inside `inference_mode`."""

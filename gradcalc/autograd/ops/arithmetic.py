@@ -10,21 +10,24 @@ from typing import Any
 
 import numpy as np
 
-from ..node import Node
+from ..node import Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
-from .core import binary_operands, needs, record, result
+from ..grad_mode import state
+from .core import binary_operands, needs, next_node, record, result
 
 
-def sum_to(g: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """Sum a broadcast gradient back down to `shape` (differentiable)."""
-    if g._data.shape == shape:
+def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """Sum a broadcast gradient back down to `shape` (differentiable; also on bare arrays)."""
+    raw = type(g) is not Tensor
+    gshape = np.shape(g) if raw else g._data.shape
+    if gshape == shape:
         return g
-    lead = g._data.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and g._data.shape[i + lead] != 1
-    )
+    lead = len(gshape) - len(shape)
+    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
+    if raw:
+        return np.sum(g, axis=dims, keepdims=True).reshape(shape)
     out = R.sum(g, dim=dims, keepdim=True) if dims else g
     return R.reshape_to(out, shape) if out._data.shape != shape else out
 
@@ -34,11 +37,17 @@ def _shape(x: Any) -> tuple[int, ...]:
 
 
 class _Binary(Node):
-    """A binary node: keeps both input shapes, to sum broadcast gradients back."""
+    """A binary node: keeps both input shapes, to sum broadcast gradients back.
+
+    Backward formulas here use Python operators only, so they run on tensors (recorded, under
+    create_graph) and on bare NumPy arrays (a plain backward) alike."""
 
     __slots__ = ("shapes", "other")
+    raw_ok = True
 
     def grads(self, ga: Any, gb: Any) -> tuple[Tensor | None, Tensor | None]:
+        if self.shapes is None:
+            return ga, gb
         sa, sb = self.shapes
         return (
             sum_to(ga, sa) if ga is not None else None,
@@ -46,14 +55,42 @@ class _Binary(Node):
         )
 
 
-def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple = (), other: Any = None) -> Tensor:
-    node = record(cls, a, b)
-    if node is not None:
-        node.shapes = (_shape(a), _shape(b))
-        node.other = other
-        if save is not None:
-            node.save(*save)
-    return result(data, node)
+_NOTHING = (None, None)  # what a node saves when its formula needs only the constant in `other`
+_new = object.__new__
+
+
+def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = None, other: Any = None) -> Tensor:
+    """The result of a binary operation, recorded when grad mode is on and an input requires grad.
+
+    `record`, `result` and `Node.save` are inlined here: this is the engine's hottest path, and every
+    call and object it avoids is paid once per operation of every user's graph."""
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)
+    ta = type(a) is Tensor and a._requires_grad
+    tb = type(b) is Tensor and b._requires_grad
+    if not ((ta or tb) and state.grad_enabled):
+        return Tensor._make(data, False, None)
+    node = _new(cls)
+    node._next = (next_node(a) if ta else None, next_node(b) if tb else None)
+    node._nrs = None
+    if (ta and a._output_nr) or (tb and b._output_nr):
+        node._nrs = (a._output_nr if ta else 0, b._output_nr if tb else 0)
+    node._retained = None
+    node._trace = traceback_of_forward() if state.anomaly else None
+    # input shapes, to sum broadcast gradients back; None when nothing was broadcast
+    so = data.shape
+    sa = a._data.shape if type(a) is Tensor else ()
+    sb = b._data.shape if type(b) is Tensor else ()
+    node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
+    node.other = other
+    node._versions = None
+    if save is None:
+        node._saved = None
+    elif any(t is not None and (t._version is not None or t._inference) for t in save):
+        node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
+    else:
+        node._saved = save
+    return Tensor._make(data, True, node)
 
 
 # -- add, sub ---------------------------------------------------------------------------------------
@@ -74,7 +111,7 @@ class SubBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return self.grads(g if needs(self, 0) else None, neg(g) if needs(self, 1) else None)
+        return self.grads(g if needs(self, 0) else None, -g if needs(self, 1) else None)
 
 
 def sub(a: Any, b: Any) -> Tensor:
@@ -87,7 +124,7 @@ class RsubBackward1(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return self.grads(neg(g) if needs(self, 0) else None, None)
+        return self.grads(-g if needs(self, 0) else None, None)
 
 
 def rsub(a: Tensor, b: Any) -> Tensor:
@@ -101,10 +138,10 @@ class MulBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        a, b = self.saved_tensors
+        a, b = self.unpack_saved(type(g) is not Tensor)
         if b is None:  # times a number, kept in `other`
             b = self.other
-        return self.grads(mul(g, b) if needs(self, 0) else None, mul(g, a) if needs(self, 1) else None)
+        return self.grads(g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -112,9 +149,9 @@ def mul(a: Any, b: Any) -> Tensor:
     ad, bd = binary_operands(a, b)
     data = ad * bd
     if type(b) is not Tensor:
-        return _binary(MulBackward0, a, b, data, save=(None, None), other=b)
+        return _binary(MulBackward0, a, b, data, save=_NOTHING, other=b)
     if type(a) is not Tensor:
-        return _binary(MulBackward0, b, a, data, save=(None, None), other=a)
+        return _binary(MulBackward0, b, a, data, save=_NOTHING, other=a)
     # each input's gradient needs the other input: save only what will be needed
     return _binary(
         MulBackward0, a, b, data, save=(a if b._requires_grad else None, b if a._requires_grad else None)
@@ -125,11 +162,11 @@ class DivBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        a, b = self.saved_tensors
+        a, b = self.unpack_saved(type(g) is not Tensor)
         if b is None:
             b = self.other
-        ga = div(g, b) if needs(self, 0) else None
-        gb = neg(div(mul(g, a), mul(b, b))) if needs(self, 1) else None
+        ga = g / b if needs(self, 0) else None
+        gb = -(g * a) / (b * b) if needs(self, 1) else None
         return self.grads(ga, gb)
 
 
@@ -137,7 +174,7 @@ def div(a: Any, b: Any) -> Tensor:
     """a / b (true division)."""
     ad, bd = binary_operands(a, b)
     if type(b) is not Tensor:
-        return _binary(DivBackward0, a, b, ad / bd, save=(None, None), other=b)
+        return _binary(DivBackward0, a, b, ad / bd, save=_NOTHING, other=b)
     if type(a) is not Tensor:  # number / tensor: PyTorch computes it as reciprocal(b) * a
         return mul(E.reciprocal(b), a)
     return _binary(DivBackward0, a, b, ad / bd, save=(a if b._requires_grad else None, b))
@@ -145,9 +182,10 @@ def div(a: Any, b: Any) -> Tensor:
 
 class NegBackward0(Node):
     __slots__ = ()
+    raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
-        return (neg(g),)
+        return (-g,)
 
 
 def neg(a: Tensor) -> Tensor:
@@ -162,17 +200,19 @@ class PowBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        (x,) = self.saved_tensors
+        (x,) = self.unpack_saved(type(g) is not Tensor)
         p = self.other
         if p == 0:
-            return (mul(g, 0.0),)
-        return (mul(mul(g, p), pow(x, p - 1)),)
+            return (g * 0.0,)
+        return (g * p * x ** (p - 1),)
 
 
 class PowBackward1(_Binary):
     """tensor ** tensor."""
 
     __slots__ = ()
+
+    raw_ok = False  # uses where/log on tensors
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.saved_tensors
@@ -191,8 +231,8 @@ class PowBackward2(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        (out,) = self.saved_tensors
-        return self.grads(None, mul(g, mul(out, float(np.log(self.other)))))
+        (out,) = self.unpack_saved(type(g) is not Tensor)
+        return self.grads(None, g * (out * float(np.log(self.other))))
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:
@@ -201,11 +241,8 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
 
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
-    from ..node import SavedOutput
-
     ad, bd = binary_operands(a, b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        data = ad**bd
+    data = ad**bd
     if type(b) is not Tensor:
         return _binary(PowBackward0, a, b, data, save=(a,), other=b)
     if type(a) is not Tensor:
@@ -245,6 +282,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
 
 class RemainderBackward0(_Binary):
     __slots__ = ()
+    raw_ok = False
 
     def apply(self, g: Tensor) -> tuple:
         return self.grads(g, None)
@@ -252,6 +290,7 @@ class RemainderBackward0(_Binary):
 
 class RemainderBackward1(_Binary):
     __slots__ = ()
+    raw_ok = False
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.saved_tensors

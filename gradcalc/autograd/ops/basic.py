@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 
 from ..node import Node
-from ..tensor import Tensor, float32, float64
+from ..tensor import Tensor, float32, float64, version_of
 from .core import binary_operands, record, result
 
 
 def detach(x: Tensor) -> Tensor:
     """A new leaf on the same data (and the same version counter) that does not require grad."""
-    t = Tensor._make(x._data, False, None, x._version)
+    t = Tensor._make(x._data, False, None, version_of(x))
     return t
 
 

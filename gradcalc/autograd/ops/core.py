@@ -14,7 +14,7 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node
-from ..tensor import Tensor, Version
+from ..tensor import Tensor, Version, version_of
 
 NO_EDGE = (None, 0)
 Scalar = int | float | bool
@@ -36,6 +36,14 @@ def edge(t: Tensor) -> tuple[Node | None, int]:
     return (t._accumulate_node(), 0)
 
 
+def next_node(t: Tensor) -> Node | None:
+    """The node `t`'s gradient goes to: its grad_fn, its leaf accumulator, or None."""
+    if not t._requires_grad:
+        return None
+    fn = t.grad_fn
+    return fn if fn is not None else t._accumulate_node()
+
+
 def record(cls: type[Node], *inputs: Any) -> Any:
     """A new node of `cls` when this operation is to be recorded (grad mode on and an input requires grad)."""
     if not state.grad_enabled:
@@ -46,7 +54,17 @@ def record(cls: type[Node], *inputs: Any) -> Any:
     else:
         return None
     node = cls()
-    node.next_functions = tuple(edge(t) if type(t) is Tensor else NO_EDGE for t in inputs)
+    nexts, nrs = [], []
+    for t in inputs:
+        if type(t) is Tensor and t._requires_grad:
+            fn = t.grad_fn
+            nexts.append(fn if fn is not None else t._accumulate_node())
+            nrs.append(t._output_nr)
+        else:
+            nexts.append(None)
+            nrs.append(0)
+    node._next = tuple(nexts)
+    node._nrs = tuple(nrs) if any(nrs) else None
     return node
 
 
@@ -58,13 +76,13 @@ def result(data: Any, node: Node | None) -> Tensor:
 def view_result(data: np.ndarray, base: Tensor, node: Node | None) -> Tensor:
     """An output that shares `base`'s memory shares its version counter too, as PyTorch's views do."""
     shares = isinstance(data, np.ndarray) and np.shares_memory(data, base._data)
-    out = Tensor._make(wrap(data), node is not None, node, base._version if shares else None)
+    out = Tensor._make(wrap(data), node is not None, node, version_of(base) if shares else None)
     return out
 
 
 def needs(node: Node, i: int) -> bool:
     """Whether input `i` of `node` wants a gradient (PyTorch's `needs_input_grad`)."""
-    return node.next_functions[i][0] is not None
+    return node._next[i] is not None
 
 
 def as_tensor(x: Any, like: Tensor | None = None) -> Tensor:
@@ -96,8 +114,11 @@ def operand(x: Any) -> Any:
 
 def binary_operands(a: Any, b: Any) -> tuple[Any, Any]:
     """NumPy operands for a binary operation, cast to PyTorch's result dtype when two tensors differ."""
-    ad, bd = operand(a), operand(b)
-    if type(ad) is np.ndarray and type(bd) is np.ndarray and ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
+    ad = a._data if type(a) is Tensor else operand(a)
+    if type(b) is not Tensor:
+        return ad, operand(b)
+    bd = b._data
+    if type(ad) is np.ndarray and ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
         dtype = result_dtype(ad, bd)
         ad, bd = ad.astype(dtype, copy=False), bd.astype(dtype, copy=False)
     return ad, bd

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node
-from ..tensor import Tensor
+from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
 from .core import record
@@ -60,7 +60,7 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
             f"of shape {tuple(data.shape)}"
         )
     np.copyto(data, new._data, casting="unsafe")
-    t._version.value += 1
+    version_of(t).value += 1
     if recording and new.grad_fn is not None:
         t.grad_fn, t._output_nr, t._requires_grad = new.grad_fn, new._output_nr, True
     return t
