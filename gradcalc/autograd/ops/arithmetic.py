@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from ..grad_mode import state
 from ..node import Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
-from ..grad_mode import state
-from .core import binary_operands, needs, next_node, record, result
+from .core import binary_operands, needs, record, result
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -71,7 +71,10 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = 
     if not ((ta or tb) and state.grad_enabled):
         return Tensor._make(data, False, None)
     node = _new(cls)
-    node._next = (next_node(a) if ta else None, next_node(b) if tb else None)
+    node._next = (
+        (a.grad_fn or a._accumulate_node()) if ta else None,
+        (b.grad_fn or b._accumulate_node()) if tb else None,
+    )
     node._nrs = None
     if (ta and a._output_nr) or (tb and b._output_nr):
         node._nrs = (a._output_nr if ta else 0, b._output_nr if tb else 0)
@@ -84,12 +87,12 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = 
     node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
     node.other = other
     node._versions = None
-    if save is None:
-        node._saved = None
-    elif any(t is not None and (t._version is not None or t._inference) for t in save):
-        node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
-    else:
-        node._saved = save
+    node._saved = save
+    if save is not None:
+        for t in save:
+            if t is not None and (t._version is not None or t._inference):
+                node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
+                break
     return Tensor._make(data, True, node)
 
 
