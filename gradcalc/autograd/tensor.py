@@ -6,6 +6,7 @@ Operations live in `ops/`; each module there lists the methods and operators it 
 
 from __future__ import annotations
 
+import threading
 import warnings
 from typing import Any
 
@@ -39,6 +40,7 @@ def version_of(t: Tensor) -> Version:
 
 
 _new = object.__new__
+_accumulator_lock = threading.Lock()
 
 
 class Size(tuple):
@@ -217,7 +219,11 @@ class Tensor:
     def _accumulate_node(self) -> AccumulateGrad:
         acc = self._accumulator
         if acc is None:
-            acc = self._accumulator = AccumulateGrad(self)
+            # one node per leaf even when threads record with it at once: its lock guards `.grad`
+            with _accumulator_lock:
+                acc = self._accumulator
+                if acc is None:
+                    acc = self._accumulator = AccumulateGrad(self)
         return acc
 
     # -- shape and type ------------------------------------------------------------------------------

@@ -35,50 +35,45 @@ def _softplus(a: np.ndarray) -> np.ndarray:
     return np.logaddexp(0, a)
 
 
-# name: (forward, node name, saves, backward(g, x, y))
+# name: (forward, node name, saves, backward(g, x, y)). The formulas use Python operators and the
+# functions of this table only: they run on tensors (recorded under create_graph) and on bare NumPy
+# arrays (a plain backward), since every function here passes a bare array straight to NumPy.
 UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T], T]]] = {
-    "exp": (np.exp, "ExpBackward0", "y", lambda g, x, y: A.mul(g, y)),
-    "expm1": (np.expm1, "Expm1Backward0", "y", lambda g, x, y: A.mul(g, A.add(y, 1.0))),
-    "log": (np.log, "LogBackward0", "x", lambda g, x, y: A.div(g, x)),
-    "log2": (np.log2, "Log2Backward0", "x", lambda g, x, y: A.div(g, A.mul(x, math.log(2.0)))),
-    "log10": (np.log10, "Log10Backward0", "x", lambda g, x, y: A.div(g, A.mul(x, math.log(10.0)))),
-    "log1p": (np.log1p, "Log1PBackward0", "x", lambda g, x, y: A.div(g, A.add(x, 1.0))),
-    "sin": (np.sin, "SinBackward0", "x", lambda g, x, y: A.mul(g, cos(x))),
-    "cos": (np.cos, "CosBackward0", "x", lambda g, x, y: A.mul(g, A.neg(sin(x)))),
-    "tan": (np.tan, "TanBackward0", "y", lambda g, x, y: A.mul(g, A.add(A.mul(y, y), 1.0))),
-    "asin": (np.arcsin, "AsinBackward0", "x", lambda g, x, y: A.mul(g, rsqrt(A.rsub(A.mul(x, x), 1.0)))),
-    "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: A.neg(A.mul(g, rsqrt(A.rsub(A.mul(x, x), 1.0))))),
-    "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: A.div(g, A.add(A.mul(x, x), 1.0))),
-    "sinh": (np.sinh, "SinhBackward0", "x", lambda g, x, y: A.mul(g, cosh(x))),
-    "cosh": (np.cosh, "CoshBackward0", "x", lambda g, x, y: A.mul(g, sinh(x))),
-    "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: A.mul(g, A.rsub(A.mul(y, y), 1.0))),
-    "sqrt": (np.sqrt, "SqrtBackward0", "y", lambda g, x, y: A.div(g, A.mul(y, 2.0))),
-    "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y",
-              lambda g, x, y: A.mul(g, A.mul(A.pow(y, 3.0), -0.5))),
-    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y",
-                   lambda g, x, y: A.mul(g, A.neg(A.mul(y, y)))),
-    "abs": (np.abs, "AbsBackward0", "x", lambda g, x, y: A.mul(g, sign(x))),
-    "sign": (np.sign, "SignBackward0", "", lambda g, x, y: A.mul(g, 0.0)),
-    "relu": (lambda a: np.maximum(a, 0), "ReluBackward0", "y",
-             lambda g, x, y: A.mul(g, _mask(y._data > 0, y))),
-    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: A.mul(g, A.mul(y, A.rsub(y, 1.0)))),
-    "softplus": (_softplus, "SoftplusBackward0", "x", lambda g, x, y: A.mul(g, sigmoid(x))),
-    "erf": (_erf, "ErfBackward0", "x",
-            lambda g, x, y: A.mul(g, A.mul(exp(A.neg(A.mul(x, x))), 2.0 / math.sqrt(math.pi)))),
+    "exp": (np.exp, "ExpBackward0", "y", lambda g, x, y: g * y),
+    "expm1": (np.expm1, "Expm1Backward0", "y", lambda g, x, y: g * (y + 1.0)),
+    "log": (np.log, "LogBackward0", "x", lambda g, x, y: g / x),
+    "log2": (np.log2, "Log2Backward0", "x", lambda g, x, y: g / (x * math.log(2.0))),
+    "log10": (np.log10, "Log10Backward0", "x", lambda g, x, y: g / (x * math.log(10.0))),
+    "log1p": (np.log1p, "Log1PBackward0", "x", lambda g, x, y: g / (x + 1.0)),
+    "sin": (np.sin, "SinBackward0", "x", lambda g, x, y: g * cos(x)),
+    "cos": (np.cos, "CosBackward0", "x", lambda g, x, y: g * -sin(x)),
+    "tan": (np.tan, "TanBackward0", "y", lambda g, x, y: g * (y * y + 1.0)),
+    "asin": (np.arcsin, "AsinBackward0", "x", lambda g, x, y: g * rsqrt(1.0 - x * x)),
+    "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: -(g * rsqrt(1.0 - x * x))),
+    "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / (x * x + 1.0)),
+    "sinh": (np.sinh, "SinhBackward0", "x", lambda g, x, y: g * cosh(x)),
+    "cosh": (np.cosh, "CoshBackward0", "x", lambda g, x, y: g * sinh(x)),
+    "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: g * (1.0 - y * y)),
+    "sqrt": (np.sqrt, "SqrtBackward0", "y", lambda g, x, y: g / (y * 2.0)),
+    "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", lambda g, x, y: g * (y**3.0 * -0.5)),
+    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", lambda g, x, y: g * -(y * y)),
+    "abs": (np.abs, "AbsBackward0", "x", lambda g, x, y: g * sign(x)),
+    "sign": (np.sign, "SignBackward0", "", lambda g, x, y: g * 0.0),
+    # a comparison is a constant bool mask (no derivative), promoted to float by the product
+    "relu": (lambda a: np.maximum(a, 0), "ReluBackward0", "y", lambda g, x, y: g * (y > 0)),
+    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: g * (y * (1.0 - y))),
+    "softplus": (_softplus, "SoftplusBackward0", "x", lambda g, x, y: g * sigmoid(x)),
+    "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: g * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))),
 }
-
-
-def _mask(cond: np.ndarray, like: Tensor) -> Tensor:
-    """A constant 0/1 tensor (a mask has no derivative)."""
-    return Tensor._make(cond.astype(like._data.dtype), False, None)
 
 
 class UnaryNode(Node):
     __slots__ = ()
+    raw_ok = True
     backward_formula: Callable[[T, T, T], T]
 
     def apply(self, g: Tensor) -> tuple:
-        x, y = self.saved_tensors or (None, None)
+        x, y = self.unpack_saved(type(g) is not Tensor) or (None, None)
         return (type(self).backward_formula(g, x, y),)
 
 
@@ -86,8 +81,9 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
     cls = type(node_name, (UnaryNode,), {"__slots__": (), "backward_formula": staticmethod(backward)})
 
     def op(x: Tensor) -> Tensor:
-        with np.errstate(all="ignore"):
-            data = forward(x._data)
+        if type(x) is not Tensor:  # a bare array, inside a backward formula: just compute
+            return forward(x)
+        data = forward(x._data)
         node = record(cls, x)
         out = result(data, node)
         if node is not None and saves:
