@@ -9,7 +9,16 @@ from __future__ import annotations
 import builtins
 
 from . import autograd
-from .autograd.grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
 from .autograd.tensor import DType, Size, Tensor
 
@@ -34,6 +43,7 @@ def get_default_dtype() -> DType:
 
 
 __all__ = [
-    "DType", "Size", "Tensor", "autograd", "enable_grad", "inference_mode", "is_grad_enabled", "no_grad",
+    "DType", "Size", "Tensor", "autograd", "enable_grad", "inference_mode", "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
 ]

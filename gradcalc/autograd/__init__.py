@@ -15,6 +15,7 @@ from .grad_mode import (
     detect_anomaly,
     enable_grad,
     inference_mode,
+    is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     is_grad_enabled,
     is_inference_mode_enabled,
@@ -26,12 +27,13 @@ from .gradcheck import gradcheck, gradgradcheck
 from .node import Node
 from .tensor import Tensor
 
+
 # PyTorch computes inf and nan silently; NumPy warns. `np.errstate` around each operation would cost
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
 __all__ = [
     "Function", "FunctionCtx", "Node", "Tensor", "backward", "detect_anomaly", "enable_grad", "functional",
-    "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_anomaly_enabled", "is_grad_enabled",
-    "is_inference_mode_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+    "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
+    "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
 ]

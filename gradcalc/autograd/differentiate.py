@@ -22,15 +22,20 @@ def backward(
     grad_tensors: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    grad_variables: Tensor | Sequence[Tensor | None] | None = None,
     inputs: Tensor | Sequence[Tensor] | None = None,
 ) -> None:
     """Add the gradients of `tensors` into the `.grad` of the leaves they were computed from.
+
+    The parameters are PyTorch's, in PyTorch's order (`grad_variables` is its old name of `grad_tensors`).
 
     `grad_tensors` is needed for outputs with more than one element; `retain_graph` (default: the value
     of `create_graph`) keeps saved values for another backward; `create_graph` records the backward
     itself so the gradients can be differentiated again; `inputs` limits which leaves accumulate.
     """
     outs = _as_list(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outs)
     if len(grads) != len(outs):
         raise RuntimeError(f"backward: {len(outs)} outputs but {len(grads)} gradients")
@@ -53,7 +58,7 @@ def tensor_backward(
     inputs: Sequence[Tensor] | None = None,
 ) -> None:
     """Compute the gradient of this tensor with respect to graph leaves (see `autograd.backward`)."""
-    backward(self, gradient, retain_graph, create_graph, inputs)
+    backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def grad(
@@ -62,14 +67,24 @@ def grad(
     grad_outputs: Tensor | Sequence[Tensor | None] | None = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
+    only_inputs: bool = True,
     allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
     materialize_grads: bool = False,
-) -> tuple[Tensor | None, ...]:
+) -> tuple[Tensor | None, ...] | dict[str, Tensor | None]:
     """The gradients of `outputs` with respect to `inputs`, returned (not accumulated into `.grad`).
 
-    Returns a tuple with one entry per input. An input the outputs do not depend on is an error unless
-    `allow_unused` (then its entry is None, or zeros with `materialize_grads`).
+    Returns a tuple with one entry per input (a dict with the same keys when `inputs` is a dict). An input
+    the outputs do not depend on is an error unless `allow_unused` (then its entry is None, or zeros with
+    `materialize_grads`). The parameters are PyTorch's, in PyTorch's order; `only_inputs` is ignored, as
+    in PyTorch, and `is_grads_batched` is not supported.
     """
+    if is_grads_batched:
+        raise NotImplementedError("grad(..., is_grads_batched=True) is not supported by gradcalc")
+    if isinstance(inputs, dict):
+        found = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph,
+                     allow_unused=allow_unused, materialize_grads=materialize_grads)
+        return dict(zip(inputs.keys(), found, strict=True))
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     if not ins:

@@ -16,10 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from .grad_mode import set_grad_enabled, state
+from .grad_mode import state
 from .node import AccumulateGrad, Node
 from .tensor import Tensor, version_of
-
 
 _ZEROS = (0,) * 64  # output numbers of a node's inputs when all are 0 (zip stops at the shorter)
 
@@ -109,19 +108,21 @@ def run_backward(
     capture: dict[tuple[Node, int], int] = {}
     wanted_leaves: set[AccumulateGrad] | None = None
     needed: set[Node] | None = None
+    targets: set[Node] = set()  # nodes whose incoming gradient grad() returns (or backward(inputs=) keeps)
     if inputs is not None:
-        targets: set[Node] = set()
         for k, t in enumerate(inputs):
             if not isinstance(t, Tensor):
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
                 raise RuntimeError(f"inputs: element {k} does not require grad, so it has no gradient")
             edge = _edge_of(t)
+            if accumulate and t.grad_fn is not None:
+                t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad
             capture.setdefault(edge, k)
             targets.add(edge[0])
         if accumulate:
             wanted_leaves = {e[0] for e in capture if isinstance(e[0], AccumulateGrad)}
-        needed = _leading_to(targets, [node for node, _ in root_edges])
+        needed = _leading_to(targets, deps, [node for node, _ in root_edges])
 
     # -- 2. the walk --------------------------------------------------------------------------------
     buffers: dict[Node, Any] = {}
@@ -130,10 +131,12 @@ def run_backward(
     stored: set[int] = {id(g._data) for _, g in roots}  # arrays already handed out: copy, never share
     owned: set[int] | None = None if create_graph else set()  # buffer sums we made, safe to add into in place
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
-    anomaly = state.anomaly
+    anomaly = state.anomaly and state.check_nan
     ready = list(dict.fromkeys(node for node, _ in root_edges if deps[node] == 0))
 
-    with set_grad_enabled(create_graph):
+    recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
+    errors = np.seterr(all="ignore")  # gradients reach inf and nan silently, as in PyTorch
+    try:
         while ready:
             node = ready.pop()
             grads = buffers.pop(node, None)
@@ -143,7 +146,7 @@ def run_backward(
                         owned.discard(id(g))
                 if node._retained is not None:
                     _fill_retained(node, _tensors(grads), stored, create_graph)
-                if capture:
+                if capture and node in targets:
                     _capture(node, _tensors(grads), capture, captured, inputs)
                 if type(node) is AccumulateGrad:
                     if accumulate and (wanted_leaves is None or node in wanted_leaves):
@@ -168,32 +171,36 @@ def run_backward(
                     deps[child] = left
                     if left == 0:
                         ready.append(child)
+    finally:
+        state.grad_enabled = recording
+        np.seterr(**errors)
     return captured if not accumulate else None
 
 
-def _leading_to(targets: set[Node], roots: list[Node]) -> set[Node]:
-    """The nodes from which some target can be reached (targets included), found without recursion."""
+def _leading_to(targets: set[Node], deps: dict[Node, int], roots: list[Node]) -> set[Node]:
+    """The nodes that must run to bring gradients to the targets' inputs (those with a path to a target;
+    a target itself runs only when it leads to another). Children are seen before parents by reversing a
+    topological order of the graph (Kahn's, from the edge counts `deps`): no recursion, O(nodes + edges)."""
+    left = dict(deps)
     order: list[Node] = []
-    seen: set[Node] = set()
-    stack: list[tuple[Node, int]] = [(r, 0) for r in roots]
-    while stack:
-        node, i = stack.pop()
-        if i == 0:
-            if node in seen:
-                continue
-            seen.add(node)
-        nexts = node._next
-        if i < len(nexts):
-            stack.append((node, i + 1))
-            child = nexts[i]
-            if child is not None and child not in seen:
-                stack.append((child, 0))
-        else:
-            order.append(node)  # children before parents
+    ready = [n for n in dict.fromkeys(roots) if left[n] == 0]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for child in node._next:
+            if child is not None:
+                k = left[child] - 1
+                left[child] = k
+                if k == 0:
+                    ready.append(child)
     needed: set[Node] = set()
-    for node in order:
-        if node in targets or any(c is not None and c in needed for c in node._next):
-            needed.add(node)
+    reaches = set(targets)  # targets, and nodes with a path to one
+    for node in reversed(order):
+        for c in node._next:
+            if c is not None and c in reaches:
+                needed.add(node)
+                reaches.add(node)
+                break
     return needed
 
 
@@ -269,10 +276,12 @@ def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph:
                 new = Tensor._make(new._data.astype(leaf._data.dtype), False, None)
             stored.add(id(new._data))
             leaf._grad = new
-        elif create_graph or old._requires_grad:
-            leaf._grad = old + g
+        elif create_graph or not old._data.flags.writeable or old._data.shape != g._data.shape:
+            leaf._grad = old + g  # recorded under create_graph: the sum is a graph member too
         else:
-            old._data += g._data  # in place, as PyTorch accumulates when no graph is recorded
+            # in place, as PyTorch accumulates when no graph is recorded (even into a .grad that has a
+            # grad_fn from an earlier create_graph backward: it keeps that grad_fn)
+            old._data += g._data
             version_of(old).value += 1
 
 
@@ -284,9 +293,18 @@ def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool)
         g = grads if node.num_outputs == 1 else grads[nr]
         if g is None:
             continue
+        # PyTorch's retain_grad hook: a clone first, then out-of-place sums (never into the old .grad,
+        # which the user may hold); both recorded under create_graph
         if t._grad is None:
-            t._grad = _copy_for_grad(g, False) if not create_graph else g
+            if create_graph and g._requires_grad:
+                from .ops.basic import clone
+
+                t._grad = clone(g)
+            else:
+                t._grad = _copy_for_grad(g, False)
             stored.add(id(t._grad._data))
+        elif create_graph:
+            t._grad = t._grad + g
         else:
             t._grad = Tensor._make(t._grad._data + g._data, False, None)
 

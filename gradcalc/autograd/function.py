@@ -62,16 +62,16 @@ class _SavedFunctionOutput:
     """One of the function's own outputs, saved without a reference to it (that would be a cycle:
     output -> node -> saved output). Carries what `Node.save` checks: data, version counter, inference."""
 
-    __slots__ = ("_data", "_version", "_inference", "nr")
+    __slots__ = ("_data", "_vc", "_inference", "nr")
 
     def __init__(self, t: Tensor, nr: int) -> None:
         self._data = t._data
-        self._version = version_of(t)
+        self._vc = version_of(t)
         self._inference = t._inference
         self.nr = nr
 
     def unpack(self, node: Node) -> Tensor:
-        out = Tensor._make(self._data, True, node, self._version)
+        out = Tensor._make(self._data, True, node, self._vc)
         out._output_nr = self.nr
         return out
 

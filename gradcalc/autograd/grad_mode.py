@@ -1,13 +1,23 @@
 """Grad modes: whether operations are recorded for backward.
 
-Like PyTorch, the modes are per thread: each thread starts in grad mode, and a `no_grad` block in one
-thread does not change what another records. Every mode is both a context manager and a decorator.
+Like PyTorch's, the modes are per thread: each thread starts in grad mode, and a `no_grad` block in one
+thread does not change what another records. Every mode is a context manager and a decorator
+(`@no_grad()`, and for `no_grad`, `enable_grad` and `inference_mode` also the bare `@no_grad`).
+
+The state is three flags, chosen so that an operation decides whether to record with ONE read:
+- `grad_enabled`: operations record. Outside inference mode this IS the user's grad mode; inside it is
+  always False, since inference mode records nothing whatever the grad mode says;
+- `inference`: inside `inference_mode` (results are inference tensors);
+- `inference_grad`: the grad mode the user set inside inference mode (`enable_grad` there changes what
+  `is_grad_enabled()` says, as in PyTorch, but still records nothing).
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -17,15 +27,24 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _ThreadState(threading.local):
     grad_enabled: bool = True
     inference: bool = False
+    inference_grad: bool = False
     anomaly: bool = False
+    check_nan: bool = True
 
 
 state = _ThreadState()
 
 
 def is_grad_enabled() -> bool:
-    """True when operations in this thread are recorded for backward."""
-    return state.grad_enabled
+    """True when grad mode is on in this thread (inside inference mode nothing records even then)."""
+    return state.inference_grad if state.inference else state.grad_enabled
+
+
+def _set_grad_mode(mode: bool) -> None:
+    if state.inference:
+        state.inference_grad = mode
+    else:
+        state.grad_enabled = mode
 
 
 def is_inference_mode_enabled() -> bool:
@@ -38,23 +57,18 @@ def is_anomaly_enabled() -> bool:
     return state.anomaly
 
 
-class _Mode:
-    """A context manager that sets thread state on entry and restores it on exit; also a decorator."""
+def is_anomaly_check_nan_enabled() -> bool:
+    """True when anomaly mode also fails a backward that produces NaN."""
+    return state.check_nan
 
-    def _enter(self) -> Any:  # returns what __exit__ needs to restore
-        raise NotImplementedError
 
-    def _restore(self, saved: Any) -> None:
-        raise NotImplementedError
-
-    def __enter__(self) -> None:
-        self._saved_stack = getattr(self, "_saved_stack", [])
-        self._saved_stack.append(self._enter())
-
-    def __exit__(self, *exc: object) -> None:
-        self._restore(self._saved_stack.pop())
+class _DecoratorContextManager:
+    """A context manager that is also a decorator: the decorated function runs inside a fresh copy of it."""
 
     def __call__(self, fn: F) -> F:
+        if inspect.isgeneratorfunction(fn):
+            raise TypeError("gradcalc's grad modes cannot decorate generator functions; use `with` inside it")
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self.clone():
@@ -62,103 +76,148 @@ class _Mode:
 
         return wrapper  # type: ignore[return-value]
 
-    def clone(self) -> _Mode:
-        return self
-
-
-class set_grad_enabled(_Mode):
-    """Turn recording on or off; takes effect at construction, like PyTorch's, and restores on exit."""
-
-    def __init__(self, mode: bool) -> None:
-        self.mode = bool(mode)
-        self._prev = state.grad_enabled
-        state.grad_enabled = self.mode
-
-    def _enter(self) -> bool:
-        return self._prev
+    def clone(self) -> _DecoratorContextManager:
+        return type(self)()
 
     def __enter__(self) -> None:
-        self._prev_on_enter = self._prev
-        state.grad_enabled = self.mode
+        raise NotImplementedError
 
     def __exit__(self, *exc: object) -> None:
-        state.grad_enabled = self._prev_on_enter
-
-    def clone(self) -> _Mode:
-        return _GradEnabled(self.mode)
+        raise NotImplementedError
 
 
-class _GradEnabled(_Mode):
-    def __init__(self, mode: bool) -> None:
-        self.mode = mode
+class _NoParamDecoratorContextManager(_DecoratorContextManager):
+    """Also usable as a bare decorator: `@no_grad` as well as `@no_grad()`."""
 
-    def _enter(self) -> bool:
-        prev = state.grad_enabled
-        state.grad_enabled = self.mode
-        return prev
-
-    def _restore(self, saved: bool) -> None:
-        state.grad_enabled = saved
-
-    def clone(self) -> _Mode:
-        return type(self)(self.mode) if type(self) is _GradEnabled else type(self)()
+    def __new__(cls, orig_func: Callable | None = None) -> Any:
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
 
 
-class no_grad(_GradEnabled):
+class _GradMode(_NoParamDecoratorContextManager):
+    """Sets grad mode to `MODE` inside the block and restores the previous one on exit."""
+
+    MODE = False
+
+    def __init__(self) -> None:
+        self._prev: list[bool] = []  # a stack: the same object may be entered again while inside
+
+    def __enter__(self) -> None:
+        self._prev.append(is_grad_enabled())
+        _set_grad_mode(self.MODE)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_grad_mode(self._prev.pop())
+
+
+class no_grad(_GradMode):
     """Record nothing inside the block: results do not require grad."""
 
-    def __init__(self) -> None:
-        super().__init__(False)
+    MODE = False
 
 
-class enable_grad(_GradEnabled):
+class enable_grad(_GradMode):
     """Record again inside a `no_grad` block."""
 
-    def __init__(self) -> None:
-        super().__init__(True)
+    MODE = True
 
 
-class inference_mode(_Mode):
-    """No recording, and tensors made inside are inference tensors (see `Tensor.is_inference`)."""
+class set_grad_enabled(_DecoratorContextManager):
+    """Turn grad mode on or off. As in PyTorch it takes effect when called, so it works as a plain call
+    (`set_grad_enabled(False)` lasts until changed), and as a `with` block it restores the previous mode
+    on exit; as a decorator it leaves the mode as it was and applies only inside the function."""
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self.prev = is_grad_enabled()
+        _set_grad_mode(self.mode)
+
+    def __call__(self, fn: F) -> F:
+        _set_grad_mode(self.prev)  # decorating is not entering
+        return super().__call__(fn)
+
+    def __enter__(self) -> None:
+        _set_grad_mode(self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        _set_grad_mode(self.prev)
+
+    def clone(self) -> set_grad_enabled:
+        prev = is_grad_enabled()
+        twin = set_grad_enabled(self.mode)
+        _set_grad_mode(prev)  # constructing sets the mode: the clone applies it only when entered
+        return twin
+
+    def __repr__(self) -> str:
+        return f"gradcalc.autograd.grad_mode.set_grad_enabled(mode={self.mode})"
+
+
+class inference_mode(_DecoratorContextManager):
+    """No recording, and tensors made inside are inference tensors (see `Tensor.is_inference`), which
+    cannot be saved for backward nor changed in place outside inference mode. `inference_mode(False)`
+    leaves inference mode inside the block (and turns grad mode on, as PyTorch does)."""
+
+    def __new__(cls, mode: Any = True) -> Any:
+        if isinstance(mode, bool):
+            return super().__new__(cls)
+        return cls()(mode)  # the bare decorator: `@inference_mode`
 
     def __init__(self, mode: bool = True) -> None:
-        self.mode = bool(mode)
+        self.mode = mode
+        self._prev: list[tuple[bool, bool, bool]] = []
 
-    def _enter(self) -> tuple[bool, bool]:
-        prev = (state.grad_enabled, state.inference)
+    def __enter__(self) -> None:
+        self._prev.append((state.grad_enabled, state.inference, state.inference_grad))
         if self.mode:
-            state.grad_enabled, state.inference = False, True
+            state.grad_enabled, state.inference, state.inference_grad = False, True, False
         else:
-            state.inference = False
-        return prev
+            state.grad_enabled, state.inference = True, False
 
-    def _restore(self, saved: tuple[bool, bool]) -> None:
-        state.grad_enabled, state.inference = saved
+    def __exit__(self, *exc: object) -> None:
+        state.grad_enabled, state.inference, state.inference_grad = self._prev.pop()
 
-    def clone(self) -> _Mode:
+    def clone(self) -> inference_mode:
         return inference_mode(self.mode)
 
 
-class detect_anomaly(_Mode):
-    """Record where each node was made, and fail a backward whose node returns NaN, naming that operation."""
+class detect_anomaly(_DecoratorContextManager):
+    """Record where each node was made, and fail a backward whose node returns NaN, naming that operation.
+
+    Warns when made, as PyTorch does, since it slows every operation down."""
 
     def __init__(self, check_nan: bool = True) -> None:
-        self.check_nan = check_nan
+        self.check_nan = bool(check_nan)
+        self._prev: list[tuple[bool, bool]] = []
+        warnings.warn(
+            "anomaly detection is on: every operation now records where it was made, which is slow; "
+            "use detect_anomaly only while debugging",
+            UserWarning,
+            stacklevel=2,
+        )
 
-    def _enter(self) -> bool:
-        prev = state.anomaly
-        state.anomaly = self.check_nan
-        return prev
+    def __enter__(self) -> None:
+        self._prev.append((state.anomaly, state.check_nan))
+        state.anomaly, state.check_nan = True, self.check_nan
 
-    def _restore(self, saved: bool) -> None:
-        state.anomaly = saved
+    def __exit__(self, *exc: object) -> None:
+        state.anomaly, state.check_nan = self._prev.pop()
 
-    def clone(self) -> _Mode:
-        return detect_anomaly(self.check_nan)
+    def clone(self) -> detect_anomaly:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return detect_anomaly(self.check_nan)
 
 
-class set_detect_anomaly(detect_anomaly):
-    """Like `detect_anomaly`, with the flag given: `set_detect_anomaly(False)` turns it off inside."""
+class set_detect_anomaly:
+    """Turn anomaly detection on or off: at once when called, restored on exit of a `with` block."""
 
-    def __init__(self, mode: bool) -> None:
-        super().__init__(bool(mode))
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        self.prev = (state.anomaly, state.check_nan)
+        state.anomaly, state.check_nan = bool(mode), bool(check_nan)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        state.anomaly, state.check_nan = self.prev

@@ -79,7 +79,7 @@ class Node:
                     "an inference tensor (made inside `with inference_mode:`) cannot be saved for backward; "
                     "make a normal tensor from it first with .clone() outside inference mode"
                 )
-            v = t._version
+            v = t._vc
             versions.append(None if v is None else v.value)
         self._saved = tensors
         # None when no saved tensor has a version counter yet (the common case): one object less per node
@@ -106,7 +106,7 @@ class Node:
             if t is None:
                 out.append(None)
                 continue
-            counter = t._version
+            counter = t._vc
             if counter is not None or versions is not None:
                 v = (versions[i] if versions is not None else None) or 0
                 if (0 if counter is None else counter.value) != v:
@@ -128,15 +128,19 @@ class Node:
 
 
 def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
-    now = 0 if t._version is None else t._version.value
+    """The error for a saved tensor changed in place before backward: its shape, the node, both versions."""
+    now = 0 if t._vc is None else t._vc.value
     shape = "[" + ", ".join(str(n) for n in t._data.shape) + "]"
-    dtype = {"float64": "DoubleTensor", "float32": "FloatTensor", "int64": "LongTensor", "bool": "BoolTensor"}
-    kind = dtype.get(str(t._data.dtype), str(t._data.dtype))
+    kind = _KINDS.get(str(t._data.dtype), str(t._data.dtype))
     return (
-        f"a tensor {node.name()} saved for backward was changed in place: the {kind} of shape {shape} "
-        f"(saved tensor {index} of {node.name()}) is at version {now}, but {saved_version} was "
-        "saved; compute with a .clone() of it, or do the in-place change after backward"
+        f"{node.name()} needs a value it saved for backward (its saved tensor {index}, a {kind} of shape "
+        f"{shape}), but that tensor was changed in place since: it is now at version {now}, and "
+        f"{node.name()} saved it at version {saved_version}. Compute with a .clone() of it, or make the "
+        "in-place change after backward"
     )
+
+
+_KINDS = {"float64": "DoubleTensor", "float32": "FloatTensor", "int64": "LongTensor", "bool": "BoolTensor"}
 
 
 class SavedOutput:
@@ -146,19 +150,19 @@ class SavedOutput:
     backward recorded with create_graph differentiates through it correctly.
     """
 
-    __slots__ = ("_data", "_version", "_inference")
+    __slots__ = ("_data", "_vc", "_inference")
 
     def __init__(self, t: Tensor) -> None:
         from .tensor import version_of
 
         self._data = t._data
-        self._version = version_of(t)
+        self._vc = version_of(t)
         self._inference = t._inference
 
     def unpack(self, node: Node) -> Tensor:
         from .tensor import Tensor
 
-        return Tensor._make(self._data, True, node, self._version)
+        return Tensor._make(self._data, True, node, self._vc)
 
 
 class AccumulateGrad(Node):
@@ -185,7 +189,8 @@ def traceback_of_forward() -> str:
     described = getattr(_anomaly_context, "describe", None)
     if described is not None:
         return described()
-    frames = [f for f in traceback.extract_stack()[:-3] if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
+    # the user's frames only: however deep inside the engine the node was made
+    frames = [f for f in traceback.extract_stack() if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
     return "".join(traceback.format_list(frames[-4:]))
 
 

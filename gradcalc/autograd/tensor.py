@@ -33,9 +33,9 @@ class Version:
 
 def version_of(t: Tensor) -> Version:
     """A tensor's version counter, made when first needed (an in-place change, a view, a saved output)."""
-    v = t._version
+    v = t._vc
     if v is None:
-        v = t._version = Version()
+        v = t._vc = Version()
     return v
 
 
@@ -67,10 +67,15 @@ class Tensor:
         "_grad",
         "grad_fn",
         "_output_nr",
-        "_version",
+        "_vc",
         "_accumulator",
         "_retains_grad",
         "_inference",
+        # Set on views only, never by `_make` (an unset slot costs nothing): `_view_of` is the tensor whose
+        # memory a view shows (PyTorch's `_base`), `_views` a root's weak references to its live views.
+        # An in-place change through a view rewrites its base's graph (ops/inplace.py).
+        "_view_of",
+        "_views",
         "__weakref__",
     )
 
@@ -90,7 +95,7 @@ class Tensor:
         t._grad = None
         t.grad_fn = grad_fn
         t._output_nr = 0
-        t._version = version  # made on first need (see version_of): most results are never changed
+        t._vc = version  # made on first need (see version_of): most results are never changed
         t._accumulator = None
         t._retains_grad = False
         t._inference = state.inference
@@ -102,7 +107,7 @@ class Tensor:
         self._grad = None
         self.grad_fn = grad_fn
         self._output_nr = 0
-        self._version = version
+        self._vc = version
         self._accumulator = None
         self._retains_grad = False
         self._inference = state.inference
@@ -146,7 +151,10 @@ class Tensor:
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set requires_grad in place on a leaf; returns self."""
+        """Set requires_grad in place on a leaf; returns self. On a computed tensor (which already requires
+        grad) asking for True changes nothing, as in PyTorch; asking for False is an error."""
+        if self.grad_fn is not None and requires_grad:
+            return self
         self.requires_grad = requires_grad
         return self
 
@@ -196,21 +204,29 @@ class Tensor:
         self._grad = value
 
     @property
-    def _base(self) -> None:
-        return None
+    def _base(self) -> Tensor | None:
+        """The tensor this one is a view of (None for a tensor that owns its memory)."""
+        return getattr(self, "_view_of", None)
+
+    def _is_view(self) -> bool:
+        return getattr(self, "_view_of", None) is not None
 
     @property
     def output_nr(self) -> int:
         return self._output_nr
 
     @property
-    def _version_value(self) -> int:
-        return 0 if self._version is None else self._version.value
+    def _version(self) -> int:
+        """The in-place version counter: how many in-place changes this tensor's data has had (shared with
+        the tensors that alias it: `.detach()`, views). The counter object itself is `_vc`, made lazily."""
+        if self._inference:
+            raise RuntimeError(
+                "inference tensors (made inside `with inference_mode:`) have no version counter; "
+                "read it from a .clone() made outside inference mode"
+            )
+        return 0 if self._vc is None else self._vc.value
 
-    @property
-    def version(self) -> int:
-        """The in-place version counter (PyTorch's `_version`)."""
-        return 0 if self._version is None else self._version.value
+    version = _version  # the language's name for it
 
     def is_inference(self) -> bool:
         """True for tensors made inside `inference_mode`."""

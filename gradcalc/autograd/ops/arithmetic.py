@@ -13,8 +13,6 @@ import numpy as np
 from ..grad_mode import state
 from ..node import Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
-from . import elementwise as E
-from . import reductions as R
 from .core import binary_operands, needs, record, result
 
 
@@ -90,7 +88,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = 
     node._saved = save
     if save is not None:
         for t in save:
-            if t is not None and (t._version is not None or t._inference):
+            if t is not None and (t._vc is not None or t._inference):
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
                 break
     return Tensor._make(data, True, node)
@@ -121,6 +119,16 @@ def sub(a: Any, b: Any) -> Tensor:
     """a - b."""
     ad, bd = binary_operands(a, b)
     return _binary(SubBackward0, a, b, ad - bd, save=None)
+
+
+def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    """`add(a, b, alpha=k)`: a + k*b (the operator `+` skips this wrapper, to stay lean)."""
+    return add(a, b if alpha == 1 else mul(b, alpha))
+
+
+def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
+    """`sub(a, b, alpha=k)`: a - k*b."""
+    return sub(a, b if alpha == 1 else mul(b, alpha))
 
 
 class RsubBackward1(_Binary):
@@ -331,8 +339,8 @@ METHODS = {
     "__rfloordiv__": lambda a, b: floor_divide(b, a),
     "__mod__": remainder,
     "__rmod__": lambda a, b: remainder(b, a),
-    "add": add,
-    "sub": sub,
+    "add": add_scaled,
+    "sub": sub_scaled,
     "mul": mul,
     "div": div,
     "neg": neg,
@@ -341,6 +349,11 @@ METHODS = {
     "floor_divide": floor_divide,
 }
 FUNCTIONS = {
-    "add": add, "sub": sub, "mul": mul, "div": div, "neg": neg, "pow": pow,
+    "add": add_scaled, "sub": sub_scaled, "mul": mul, "div": div, "neg": neg, "pow": pow,
     "remainder": remainder, "floor_divide": floor_divide,
 }
+
+# Imported last: these modules build on this one (elementwise's binary nodes subclass `_Binary`), and this
+# one uses them only inside functions, at call time.
+from . import elementwise as E  # noqa: E402
+from . import reductions as R  # noqa: E402

@@ -19,7 +19,10 @@ def detach(x: Tensor) -> Tensor:
 
 
 def detach_(x: Tensor) -> Tensor:
-    """Make this tensor a leaf that does not require grad, in place."""
+    """Make this tensor a leaf that does not require grad, in place (not for a view: its base's graph
+    still runs through it, so PyTorch refuses, as gradcalc does)."""
+    if getattr(x, "_view_of", None) is not None:
+        raise RuntimeError("detach_() cannot detach a view in place; use .detach(), which makes a new tensor")
     x.grad_fn, x._requires_grad, x._output_nr = None, False, 0
     return x
 

@@ -8,6 +8,7 @@ An operation is written as two halves side by side (see `arithmetic.py`):
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -74,10 +75,33 @@ def result(data: Any, node: Node | None) -> Tensor:
 
 
 def view_result(data: np.ndarray, base: Tensor, node: Node | None) -> Tensor:
-    """An output that shares `base`'s memory shares its version counter too, as PyTorch's views do."""
-    shares = isinstance(data, np.ndarray) and np.shares_memory(data, base._data)
-    out = Tensor._make(wrap(data), node is not None, node, version_of(base) if shares else None)
+    """An output that shares `base`'s memory is a view of it: it shares its version counter, as PyTorch's
+    views do, and is registered (`register_view`) so that in-place changes keep both graphs right."""
+    shares = isinstance(data, np.ndarray) and np.may_share_memory(data, base._data)
+    out = Tensor._make(wrap(data), node is not None, node)
+    if shares:
+        register_view(out, base)
     return out
+
+
+def register_view(view: Tensor, base: Tensor) -> None:
+    """Make `view` (whose array is a NumPy view into `base`'s) a view of `base` in PyTorch's sense: it shares
+    the version counter, and it is remembered by its root base (the tensor owning the memory), so that
+    - an in-place change through the view rewrites the root's graph (PyTorch's CopySlices), and
+    - an in-place change of the root, or of another view of it, re-derives this view's grad_fn from the
+      root's new graph (PyTorch's AsStridedBackward0).
+    Every operation that returns a view must call this (or make its result with `view_result`)."""
+    view._vc = version_of(base)
+    root = getattr(base, "_view_of", None)
+    if root is None:
+        root = base
+    view._view_of = root
+    views = getattr(root, "_views", None)
+    if views is None:
+        views = root._views = []
+    elif len(views) >= 32 and len(views) & (len(views) - 1) == 0:  # now and then, forget dead views
+        views[:] = [r for r in views if r() is not None]
+    views.append(weakref.ref(view))
 
 
 def needs(node: Node, i: int) -> bool:

@@ -1,73 +1,116 @@
-"""Elementwise functions of one tensor, as a table: forward (NumPy), PyTorch's node name, and the
-derivative written with the engine's own operations, from the input `x` and/or the output `y`.
+"""Elementwise functions: a TABLE of functions of one tensor, then clamp, maximum/minimum and where.
 
-Each row becomes a node class (`SinBackward0`, ...) and a function `sin(x)`; the `saves` column says
-what backward keeps alive: "x" the input, "y" the output (saved without a reference cycle), or both.
+Each row of `UNARY` gives the forward (NumPy), PyTorch's node name, what backward keeps alive ("x" the
+input, "y" the output, saved without a reference cycle), and the derivative written with the engine's
+own operations from the input `x` and/or the output `y`. Each row becomes a node class (`SinBackward0`,
+...) and a function `sin(x)`.
+
+The backward formulas run on tensors (recorded, under create_graph) and on bare NumPy arrays (a plain
+backward, where the engine hands nodes with `raw_ok` their gradients as arrays): every function of this
+module passes a bare array straight to NumPy, and `_select(mask, g)` is the masked gradient of both.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ..node import Node, SavedOutput
+from ..grad_mode import state
+from ..node import Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
 from . import arithmetic as A
-from .core import record, result
+from .core import _CATEGORY, binary_operands, needs, record, result
 
 T = Tensor
+_new = object.__new__
+_erf_object = np.frompyfunc(math.erf, 1, 1)
 
 
+# -- forwards that NumPy does not have as one ufunc --------------------------------------------------------
 def _erf(a: np.ndarray) -> np.ndarray:
-    return np.vectorize(math.erf, otypes=[a.dtype])(a) if a.size else a.copy()
+    # math.erf is correctly rounded; NumPy has no erf, and a vectorised approximation would not be
+    return np.asarray(_erf_object(a), dtype=a.dtype if a.dtype.kind == "f" else np.float64)
 
 
 def _sigmoid(a: np.ndarray) -> np.ndarray:
-    # exp of a negative argument only, so neither branch overflows
-    e = np.exp(-np.abs(a))
-    return np.where(a >= 0, 1 / (1 + e), e / (1 + e))
+    # exact enough everywhere: where exp(-a) overflows to inf the result is 0, as the true value rounds to
+    r = np.exp(-a)
+    r += 1.0
+    return np.divide(1.0, r, out=r) if type(r) is np.ndarray else 1.0 / r
 
 
-def _softplus(a: np.ndarray) -> np.ndarray:
-    return np.logaddexp(0, a)
+def _sign(a: np.ndarray) -> np.ndarray:
+    r = np.sign(a)
+    if a.dtype.kind == "f":  # PyTorch's sign(nan) is 0, NumPy's is nan
+        r = np.asarray(r)
+        r[np.isnan(r)] = 0
+    return r
 
 
-# name: (forward, node name, saves, backward(g, x, y)). The formulas use Python operators and the
-# functions of this table only: they run on tensors (recorded under create_graph) and on bare NumPy
-# arrays (a plain backward), since every function here passes a bare array straight to NumPy.
+def _relu(a: np.ndarray) -> np.ndarray:
+    # the bound first: NumPy then keeps the input where they are equal, so relu(-0.) is -0. as in PyTorch
+    return np.maximum(0.0 if a.dtype.kind == "f" else 0, a)  # a float 0 is NumPy's fast path for floats
+
+
+def _zeros_like(g: Any) -> Any:
+    """A constant zero gradient (PyTorch's `zeros_like(grad)`: it never requires grad)."""
+    if type(g) is not Tensor:
+        return np.zeros(np.shape(g), dtype=getattr(g, "dtype", np.float64))
+    return Tensor._make(np.zeros(g._data.shape, g._data.dtype), False, None)
+
+
+def _const(a: Any) -> Tensor:
+    """A constant (a mask, a count) as a tensor that requires no grad."""
+    return Tensor._make(np.asarray(a), False, None)
+
+
+def _select(mask: Any, g: Any) -> Any:
+    """`g` where `mask` holds, else 0 (PyTorch's `where(mask, grad, 0)`): differentiable in `g`."""
+    if type(g) is not Tensor:
+        return np.where(mask, g, 0.0)
+    return where(_const(mask), g, 0.0)
+
+
+# -- the table -------------------------------------------------------------------------------------------
+# name: (forward, node name, saves, backward(g, x, y)). A fresh intermediate comes first in a product with g,
+# so that NumPy reuses its memory for the result (it does so for a temporary left operand only).
 UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T], T]]] = {
     "exp": (np.exp, "ExpBackward0", "y", lambda g, x, y: g * y),
-    "expm1": (np.expm1, "Expm1Backward0", "y", lambda g, x, y: g * (y + 1.0)),
+    "expm1": (np.expm1, "Expm1Backward0", "y", lambda g, x, y: (y + 1.0) * g),
     "log": (np.log, "LogBackward0", "x", lambda g, x, y: g / x),
     "log2": (np.log2, "Log2Backward0", "x", lambda g, x, y: g / (x * math.log(2.0))),
     "log10": (np.log10, "Log10Backward0", "x", lambda g, x, y: g / (x * math.log(10.0))),
     "log1p": (np.log1p, "Log1PBackward0", "x", lambda g, x, y: g / (x + 1.0)),
-    "sin": (np.sin, "SinBackward0", "x", lambda g, x, y: g * cos(x)),
-    "cos": (np.cos, "CosBackward0", "x", lambda g, x, y: g * -sin(x)),
-    "tan": (np.tan, "TanBackward0", "y", lambda g, x, y: g * (y * y + 1.0)),
-    "asin": (np.arcsin, "AsinBackward0", "x", lambda g, x, y: g * rsqrt(1.0 - x * x)),
-    "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: -(g * rsqrt(1.0 - x * x))),
+    "sin": (np.sin, "SinBackward0", "x", lambda g, x, y: cos(x) * g),
+    "cos": (np.cos, "CosBackward0", "x", lambda g, x, y: -sin(x) * g),
+    "tan": (np.tan, "TanBackward0", "y", lambda g, x, y: (y * y + 1.0) * g),
+    "asin": (np.arcsin, "AsinBackward0", "x", lambda g, x, y: rsqrt(1.0 - x * x) * g),
+    "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: -(rsqrt(1.0 - x * x) * g)),
     "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / (x * x + 1.0)),
-    "sinh": (np.sinh, "SinhBackward0", "x", lambda g, x, y: g * cosh(x)),
-    "cosh": (np.cosh, "CoshBackward0", "x", lambda g, x, y: g * sinh(x)),
-    "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: g * (1.0 - y * y)),
+    "sinh": (np.sinh, "SinhBackward0", "x", lambda g, x, y: cosh(x) * g),
+    "cosh": (np.cosh, "CoshBackward0", "x", lambda g, x, y: sinh(x) * g),
+    "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: (1.0 - y * y) * g),
+    # at 0 the gradient is inf, as PyTorch's grad / (2 * result)
     "sqrt": (np.sqrt, "SqrtBackward0", "y", lambda g, x, y: g / (y * 2.0)),
-    "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", lambda g, x, y: g * (y**3.0 * -0.5)),
-    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", lambda g, x, y: g * -(y * y)),
-    "abs": (np.abs, "AbsBackward0", "x", lambda g, x, y: g * sign(x)),
-    "sign": (np.sign, "SignBackward0", "", lambda g, x, y: g * 0.0),
-    # a comparison is a constant bool mask (no derivative), promoted to float by the product
-    "relu": (lambda a: np.maximum(a, 0), "ReluBackward0", "y", lambda g, x, y: g * (y > 0)),
-    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: g * (y * (1.0 - y))),
-    "softplus": (_softplus, "SoftplusBackward0", "x", lambda g, x, y: g * sigmoid(x)),
-    "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: g * (exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))),
+    "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", lambda g, x, y: (y**3.0 * -0.5) * g),
+    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", lambda g, x, y: -(y * y) * g),
+    # sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
+    "abs": (np.abs, "AbsBackward0", "x", lambda g, x, y: sign(x) * g),
+    "sign": (_sign, "SignBackward0", "", lambda g, x, y: _zeros_like(g)),
+    # gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
+    "relu": (_relu, "ReluBackward0", "y", lambda g, x, y: threshold_backward(g, y)),
+    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: (y * (1.0 - y)) * g),
+    "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: exp(-(x * x)) * (2.0 / math.sqrt(math.pi)) * g),
 }
 
 
 class UnaryNode(Node):
+    """The node of a row of `UNARY`: the saved (x, y) and the row's formula."""
+
     __slots__ = ()
     raw_ok = True
     backward_formula: Callable[[T, T, T], T]
@@ -79,15 +122,33 @@ class UnaryNode(Node):
 
 def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Callable) -> Callable:
     cls = type(node_name, (UnaryNode,), {"__slots__": (), "backward_formula": staticmethod(backward)})
+    save_x, save_y = "x" in saves, "y" in saves
 
     def op(x: Tensor) -> Tensor:
         if type(x) is not Tensor:  # a bare array, inside a backward formula: just compute
             return forward(x)
         data = forward(x._data)
-        node = record(cls, x)
-        out = result(data, node)
-        if node is not None and saves:
-            node.save(x if "x" in saves else None, SavedOutput(out) if "y" in saves else None)
+        if type(data) is not np.ndarray:  # NumPy gives scalars for 0-d inputs
+            data = np.asarray(data)
+        if not (x._requires_grad and state.grad_enabled):
+            return Tensor._make(data, False, None)
+        # `record` and `Node.save` inlined: these are the hottest operations after arithmetic
+        node = _new(cls)
+        node._next = (x.grad_fn or x._accumulate_node(),)
+        node._nrs = (x._output_nr,) if x._output_nr else None
+        node._retained = None
+        node._trace = traceback_of_forward() if state.anomaly else None
+        node._versions = None
+        out = Tensor._make(data, True, node)
+        if save_y:
+            node.save(x if save_x else None, SavedOutput(out))
+        elif save_x:
+            if x._vc is not None or x._inference:
+                node.save(x, None)  # the checked path: a version to remember, or an inference tensor
+            else:
+                node._saved = (x, None)
+        else:
+            node._saved = None
         return out
 
     op.__name__ = op.__qualname__ = name
@@ -100,36 +161,288 @@ exp, expm1, log, log2, log10, log1p = (_ops[n] for n in ("exp", "expm1", "log", 
 sin, cos, tan, asin, acos, atan = (_ops[n] for n in ("sin", "cos", "tan", "asin", "acos", "atan"))
 sinh, cosh, tanh, sqrt, rsqrt = (_ops[n] for n in ("sinh", "cosh", "tanh", "sqrt", "rsqrt"))
 reciprocal, abs, sign, relu = (_ops[n] for n in ("reciprocal", "abs", "sign", "relu"))
-sigmoid, softplus, erf = (_ops[n] for n in ("sigmoid", "softplus", "erf"))
+sigmoid, erf = _ops["sigmoid"], _ops["erf"]
 
 
-# -- functions of several tensors -------------------------------------------------------------------------
-class WhereBackward0(Node):
-    __slots__ = ("cond", "shapes")
+# -- relu's backward, itself differentiable ----------------------------------------------------------------
+class ThresholdBackwardBackward0(Node):
+    """The node of relu's gradient under create_graph: linear in the gradient, constant in the output."""
+
+    __slots__ = ()
+
+    def apply(self, gg: Tensor) -> tuple:
+        (y,) = self.saved_tensors
+        return (threshold_backward(gg, y) if needs(self, 0) else None, _zeros_like(gg) if needs(self, 1) else None)
+
+
+def threshold_backward(g: Any, y: Any) -> Any:
+    """`g` where `y > 0` (and where `y` is nan), else 0: relu's gradient from its output `y`."""
+    if type(g) is not Tensor and type(y) is not Tensor:
+        return np.where(y <= 0, 0.0, g)
+    gd = g._data if type(g) is Tensor else np.asarray(g)
+    node = record(ThresholdBackwardBackward0, g, y)
+    if node is not None:
+        node.save(y)
+    return result(np.where(y._data <= 0, 0.0, gd), node)
+
+
+# -- softplus ----------------------------------------------------------------------------------------------
+class SoftplusBackward0(Node):
+    __slots__ = ("beta", "threshold")
 
     def apply(self, g: Tensor) -> tuple:
-        zero = A.mul(g, 0.0)
-        c = Tensor._make(self.cond, False, None)
-        ga = A.sum_to(where(c, g, zero), self.shapes[1]) if self.next_functions[1][0] else None
-        gb = A.sum_to(where(c, zero, g), self.shapes[2]) if self.next_functions[2][0] else None
+        (x,) = self.saved_tensors
+        return (softplus_backward(g, x, self.beta, self.threshold),)
+
+
+class SoftplusBackwardBackward0(Node):
+    """The node of softplus's gradient under create_graph, with PyTorch's softplus_double_backward: its
+    derivative in x is zero from beta x >= threshold on (the first order switches at > threshold)."""
+
+    __slots__ = ("beta", "threshold")
+
+    def apply(self, gg: Tensor) -> tuple:
+        g, x = self.saved_tensors
+        beta, threshold = self.beta, self.threshold
+        gg_g = gg if needs(self, 0) else None
+        gx = None
+        if needs(self, 1):
+            s = sigmoid(x * beta)
+            below = _const((x._data * beta) < threshold)
+            gx = gg * g * (s * (1.0 - s)) * below * beta
+        return (softplus_backward(gg, x, beta, threshold) if gg_g is not None else None, gx)
+
+
+def softplus_backward(g: Tensor, x: Tensor, beta: float, threshold: float) -> Tensor:
+    """softplus's gradient: g where beta x > threshold, else g sigmoid(beta x)."""
+    bx = x._data * beta
+    data = np.where(bx > threshold, g._data, g._data * _sigmoid(bx))
+    node = record(SoftplusBackwardBackward0, g, x)
+    if node is not None:
+        node.beta, node.threshold = beta, threshold
+        node.save(g, x)
+    return result(data, node)
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's `softplus`)."""
+    d = x._data
+    bx = d * beta if beta != 1 else d
+    data = np.where(bx > threshold, d, np.logaddexp(0, bx) / beta if beta != 1 else np.logaddexp(0, bx))
+    node = record(SoftplusBackward0, x)
+    if node is not None:
+        node.beta, node.threshold = beta, threshold
+        node.save(x)
+    return result(data, node)
+
+
+# -- clamp -------------------------------------------------------------------------------------------------
+class ClampBackward1(Node):
+    """clamp with number bounds: the gradient passes where min <= x <= max (bounds included)."""
+
+    __slots__ = ("lo", "hi")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        (x,) = self.unpack_saved(type(g) is not Tensor)
+        return (_select(_inside(x, self.lo, self.hi), g),)
+
+
+class ClampMinBackward0(ClampBackward1):
+    __slots__ = ()
+
+
+class ClampMaxBackward0(ClampBackward1):
+    __slots__ = ()
+
+
+def _data(v: Any) -> Any:
+    return v._data if isinstance(v, Tensor) else v
+
+
+def _inside(x: Any, lo: Any, hi: Any) -> np.ndarray:
+    """The mask min <= x <= max, on arrays or numbers (a missing bound is no constraint)."""
+    xd = _data(x)
+    if lo is None:
+        return xd <= _data(hi)
+    if hi is None:
+        return xd >= _data(lo)
+    return (xd >= _data(lo)) & (xd <= _data(hi))
+
+
+class ClampBackward0(Node):
+    """clamp with tensor bounds: gradients to x and to each bound, as PyTorch's clamp_backward_min_max."""
+
+    __slots__ = ("shapes",)
+
+    def apply(self, g: Tensor) -> tuple:
+        x, lo, hi = self.saved_tensors
+        xd, lod, hid = x._data, _data(lo), _data(hi)
+        gx = A.sum_to(_select(_inside(x, lo, hi), g), self.shapes[0]) if needs(self, 0) else None
+        glo = ghi = None
+        if needs(self, 1):
+            mask = xd < lod if hi is None else (xd < lod) & (lod < hid)
+            glo = A.sum_to(_select(mask, g), self.shapes[1])
+        if needs(self, 2):
+            mask = xd > hid if lo is None else (xd > hid) | (hid < lod)
+            ghi = A.sum_to(_select(mask, g), self.shapes[2])
+        return (gx, glo, ghi)
+
+
+class ClampMinBackward1(ClampBackward0):
+    __slots__ = ()
+
+
+class ClampMaxBackward1(ClampBackward0):
+    __slots__ = ()
+
+
+def _bound(v: Any) -> Any:
+    """A bound of the number form of clamp: a number, or a 0-d tensor that does not require grad."""
+    if isinstance(v, Tensor):
+        if v._data.ndim or v._requires_grad:
+            raise TypeError(
+                "clamp: give both bounds as tensors, or both as numbers (a number bound and a tensor "
+                f"bound{' that requires grad' if v._requires_grad else ' with dimensions'} cannot be mixed)"
+            )
+        return v._data.item()
+    if v is not None and not isinstance(v, (int, float, np.number)):
+        raise TypeError(f"clamp: a bound must be a number or a tensor, not {type(v).__name__}")
+    return v
+
+
+def _clamp_data(d: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
+    # the bound first: NumPy then keeps x where they are equal, so signed zeros come out as in PyTorch
+    r = d if lo is None else np.asarray(np.maximum(lo, d))
+    if hi is not None:
+        # into the first result when that is ours and a number bound changes neither its dtype nor shape
+        fits = r is not d and type(hi) is not np.ndarray and np.result_type(r, hi) == r.dtype
+        r = np.minimum(hi, r, out=r) if fits else np.minimum(hi, r)
+    return r if type(r) is np.ndarray else np.asarray(r)
+
+
+def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+    """Limit the values of `x` to [min, max]; either bound may be None, a number, or a tensor."""
+    return _clamp(x, min, max, ClampBackward1, ClampBackward0)
+
+
+def _clamp(x: Tensor, lo: Any, hi: Any, scalar_node: type[Node], tensor_node: type[Node]) -> Tensor:
+    if lo is None and hi is None:
+        raise RuntimeError("clamp: give at least one of min and max")
+    lo_t, hi_t = isinstance(lo, Tensor), isinstance(hi, Tensor)
+    # PyTorch has two forms: tensor bounds (each a tensor or None), and number bounds
+    if not ((lo_t or hi_t) and (lo_t or lo is None) and (hi_t or hi is None)):
+        lo, hi = _bound(lo), _bound(hi)
+        data = _clamp_data(x._data, lo, hi)
+        node = record(scalar_node, x)
+        if node is not None:
+            node.lo, node.hi = lo, hi
+            node.save(x)
+        return result(data, node)
+    # tensor bounds: PyTorch's type promotion over the three, then broadcasting
+    dtype = promoted(*(t._data for t in (x, lo, hi) if t is not None))
+    xd, lod, hid = (None if t is None else t._data.astype(dtype, copy=False) for t in (x, lo, hi))
+    data = _clamp_data(xd, lod, hid)
+    node = record(tensor_node, x, lo, hi)
+    if node is not None:
+        node.shapes = (xd.shape, None if lo is None else lod.shape, None if hi is None else hid.shape)
+        node.save(x, lo, hi)
+    return result(data, node)
+
+
+def promoted(*arrays: np.ndarray) -> np.dtype:
+    """PyTorch's result dtype over several tensors: the dimensioned ones decide, unless a 0-d one is of a
+    higher category (bool < int < float)."""
+    dims = [a.dtype for a in arrays if a.ndim]
+    zero = [a.dtype for a in arrays if not a.ndim]
+    if not dims or not zero:
+        return functools.reduce(np.promote_types, dims or zero)
+    dtype, z = functools.reduce(np.promote_types, dims), functools.reduce(np.promote_types, zero)
+    return z if _CATEGORY[z.kind] > _CATEGORY[dtype.kind] else dtype
+
+
+def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
+    """max(x, min) elementwise (`clamp(x, min=min)`, with its own node names)."""
+    return _clamp(x, min, None, ClampMinBackward0, ClampMinBackward1)
+
+
+def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
+    """min(x, max) elementwise (`clamp(x, max=max)`, with its own node names)."""
+    return _clamp(x, None, max, ClampMaxBackward0, ClampMaxBackward1)
+
+
+# -- maximum, minimum --------------------------------------------------------------------------------------
+class MaximumBackward0(A._Binary):
+    """Where the two are equal each gets half the gradient; nan passes the gradient to both."""
+
+    __slots__ = ()
+    raw_ok = True
+    keep = np.less  # the input masked out where keep(self, other): the smaller one, for maximum
+
+    def apply(self, g: Any) -> tuple:
+        raw = type(g) is not Tensor
+        a, b = self.unpack_saved(raw)
+        ad, bd = (a, b) if raw else (a._data, b._data)
+        half = np.where(ad == bd, g * 0.5, g) if raw else where(_const(ad == bd), g * 0.5, g)
+        keep = type(self).keep
+        ga = _select(~keep(ad, bd), half) if needs(self, 0) else None
+        gb = _select(~keep(bd, ad), half) if needs(self, 1) else None
+        return self.grads(ga, gb)
+
+
+class MinimumBackward0(MaximumBackward0):
+    __slots__ = ()
+    keep = np.greater
+
+
+def _pairwise(a: Any, b: Any, ufunc: np.ufunc, cls: type[A._Binary], name: str) -> Tensor:
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise TypeError(f"{name}() takes two tensors: for a number bound use clamp (or wrap it in tensor())")
+    ad, bd = binary_operands(a, b)
+    # the second operand first: NumPy then keeps the first where they are equal (signed zeros as PyTorch)
+    data = ufunc(bd, ad)
+    return A._binary(cls, a, b, data, save=(a, b))
+
+
+def maximum(a: Tensor, b: Tensor) -> Tensor:
+    """The elementwise maximum of two tensors (nan wins)."""
+    return _pairwise(a, b, np.maximum, MaximumBackward0, "maximum")
+
+
+def minimum(a: Tensor, b: Tensor) -> Tensor:
+    """The elementwise minimum of two tensors (nan wins)."""
+    return _pairwise(a, b, np.minimum, MinimumBackward0, "minimum")
+
+
+# -- where -------------------------------------------------------------------------------------------------
+class WhereBackward0(Node):
+    __slots__ = ("cond", "shapes")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        c, (sa, sb) = self.cond, self.shapes
+        ga = A.sum_to(_select(c, g), sa) if needs(self, 1) else None
+        gb = A.sum_to(_select(~c, g), sb) if needs(self, 2) else None
         return (None, ga, gb)
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """Elements of `a` where `cond` holds, else of `b`."""
-    from .core import binary_operands
-
+    """Elements of `a` where `cond` holds, else of `b` (either may be a number)."""
     c = cond._data if isinstance(cond, Tensor) else np.asarray(cond)
+    if c.dtype != np.bool_:
+        c = c.astype(bool)
     ad, bd = binary_operands(a, b)
-    data = np.where(c.astype(bool), ad, bd)
+    data = np.where(c, ad, bd)
     node = record(WhereBackward0, None, a, b)
     if node is not None:
-        node.cond = c.astype(bool)
-        node.shapes = ((), A._shape(a), A._shape(b))
+        node.cond = c
+        node.shapes = (A._shape(a), A._shape(b))
     return result(data, node)
 
 
-METHODS: dict[str, Callable] = dict(_ops)
-METHODS["__abs__"] = abs
-FUNCTIONS: dict[str, Callable] = dict(_ops)
-FUNCTIONS["where"] = where
+ELEMENTWISE: dict[str, Callable] = {
+    **_ops, "softplus": softplus, "clamp": clamp, "clip": clamp, "clamp_min": clamp_min, "clamp_max": clamp_max,
+    "maximum": maximum, "minimum": minimum,
+}
+METHODS: dict[str, Callable] = {**ELEMENTWISE, "__abs__": abs, "where": lambda x, cond, other: where(cond, x, other)}
+FUNCTIONS: dict[str, Callable] = {**ELEMENTWISE, "where": where}

@@ -3,10 +3,17 @@
 Each is its out-of-place operation written back into the tensor's own array. The version counter goes
 up (so a node that saved the old value notices at backward), and when the operation was recorded the
 tensor takes the new node as its `grad_fn`: the graph is rewritten so gradients stay correct.
+
+Views (tensors registered by `core.register_view`) are PyTorch's: an in-place change through a view
+rewrites its base's graph (CopySlices: the new values replace the old ones at the view's elements), and
+after any in-place change of a base or of a view, every live view of that base takes a grad_fn derived
+from the base's new graph (AsStridedBackward0). A view of a leaf that requires grad cannot be changed in
+place outside `no_grad`, like the leaf itself.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -17,17 +24,33 @@ from ..node import Node
 from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
-from .core import record
+from . import reductions as R
+from .core import needs, record
 
 
 def check_inplace(t: Tensor, what: str) -> None:
-    """The two in-place changes PyTorch refuses."""
-    if t._requires_grad and t.grad_fn is None and state.grad_enabled:
-        raise RuntimeError(
-            f"{what}: this tensor is a leaf that requires grad, and changing it in place would lose how "
-            "its gradient flows; do it inside `with no_grad:` (as an optimizer step does), or change a "
-            ".clone() of it"
-        )
+    """The in-place changes PyTorch refuses."""
+    if state.grad_enabled:
+        if t._requires_grad and t.grad_fn is None:
+            raise RuntimeError(
+                f"{what}: this tensor is a leaf that requires grad, and changing it in place would lose how "
+                "its gradient flows; do it inside `with no_grad:` (as an optimizer step does), or change a "
+                ".clone() of it"
+            )
+        root = getattr(t, "_view_of", None)
+        if root is not None and root._requires_grad:
+            if root.grad_fn is None:
+                raise RuntimeError(
+                    f"{what}: this tensor is a view of a leaf that requires grad, and changing it in place "
+                    "would change the leaf; do it inside `with no_grad:` (as an optimizer step does), or "
+                    "change a .clone() of it"
+                )
+            if not t._requires_grad:
+                raise RuntimeError(
+                    f"{what}: this view was made inside `with no_grad:` from a tensor that requires grad, so "
+                    "changing it in place with grad mode on cannot be recorded; make the view outside "
+                    "no_grad, or make the change inside `with no_grad:` too"
+                )
     if t._inference and not state.inference:
         raise RuntimeError(
             f"{what}: this is an inference tensor (made inside `with inference_mode:`), which cannot be "
@@ -60,10 +83,49 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
             f"of shape {tuple(data.shape)}"
         )
     np.copyto(data, new._data, casting="unsafe")
-    version_of(t).value += 1
-    if recording and new.grad_fn is not None:
-        t.grad_fn, t._output_nr, t._requires_grad = new.grad_fn, new._output_nr, True
+    counter = version_of(t)
+    counter.value += 1
+    node = new.grad_fn
+    if recording and node is not None:
+        _rebind_saved_output(node, new._data, data, counter)
+        root = getattr(t, "_view_of", None)
+        if root is None:
+            set_grad_fn(t, node, new._output_nr)
+            _refresh_views(t)
+        else:  # through a view: the base's graph is rewritten, and the views re-derived from it
+            _write_through(root, t, new)
+            _refresh_views(root)
     return t
+
+
+def set_grad_fn(t: Tensor, node: Node, nr: int) -> None:
+    """Give `t` a new place in the graph (after an in-place change); a `retain_grad` moves with it, since
+    PyTorch keeps the gradient of the tensor's latest value."""
+    old, old_nr = t.grad_fn, t._output_nr
+    t.grad_fn, t._output_nr, t._requires_grad = node, nr, True
+    if t._retains_grad:
+        if old is not None and old._retained is not None:
+            ref = old._retained.get(old_nr)
+            if ref is not None and ref() is t:
+                del old._retained[old_nr]
+        if node._retained is None:
+            node._retained = {}
+        node._retained[nr] = weakref.ref(t)
+
+
+def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, counter: Any) -> None:
+    """A node that saved its own output (exp_, sigmoid_, ...) saved the out-of-place result; the output is
+    really `t`, so point the saved value at `t`'s array and version counter, at its new version: a later
+    in-place change of `t` must be caught at backward, as in PyTorch."""
+    saved = node._saved
+    if not saved:
+        return
+    for i, s in enumerate(saved):
+        if s is not None and type(s) is not Tensor and getattr(s, "_data", None) is computed:
+            s._data, s._vc = data, counter
+            versions = node._versions if node._versions is not None else [None] * len(saved)
+            versions[i] = counter.value
+            node._versions = versions
 
 
 def _method(op: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
@@ -75,29 +137,40 @@ def _method(op: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
     return method
 
 
+def _zeros_like(g: Tensor) -> Tensor:
+    """The gradient of values an in-place write replaced: zeros, not connected to any graph (PyTorch's
+    `zeros_like(grad)`: under create_graph it does not require grad)."""
+    return Tensor._make(np.zeros_like(g._data), False, None)
+
+
 def fill_(self: Tensor, value: Any) -> Tensor:
-    """Set every element to `value`."""
+    """Set every element to `value` (a number, or a one-element tensor whose gradient is the sum)."""
+    cls = FillBackward3 if isinstance(value, Tensor) else FillBackward2
     v = value._data if isinstance(value, Tensor) else value
 
     def compute(t: Tensor) -> Tensor:
-        node = record(FillBackward, t, value)
-        out = Tensor._make(np.full_like(t._data, v), node is not None, node)
-        return out
+        node = record(cls, t, value)
+        return Tensor._make(np.full_like(t._data, v), node is not None, node)
 
     return apply_inplace(self, compute, "fill_", value)
 
 
-class FillBackward(Node):
-    """PyTorch names this node FillBackward0 (a number) or FillBackward1 (a tensor); both pass 0 on."""
+class FillBackward2(Node):
+    """fill_ with a number: nothing of the old values survives."""
 
     __slots__ = ()
 
-    @classmethod
-    def name(cls) -> str:
-        return "FillBackward0"
+    def apply(self, g: Tensor) -> tuple:
+        return (_zeros_like(g), None)
+
+
+class FillBackward3(Node):
+    """fill_ with a one-element tensor: every element is that value, so its gradient is the sum."""
+
+    __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return (A.mul(g, 0.0), None)
+        return (_zeros_like(g) if needs(self, 0) else None, R.sum(g) if needs(self, 1) else None)
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -114,7 +187,7 @@ class ZeroBackward0(Node):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return (A.mul(g, 0.0),)
+        return (_zeros_like(g),)
 
 
 def copy_(self: Tensor, src: Any) -> Tensor:
@@ -135,19 +208,137 @@ class CopyBackwards(Node):
     __slots__ = ("src_shape",)
 
     def apply(self, g: Tensor) -> tuple:
-        ga = A.mul(g, 0.0) if self.next_functions[0][0] is not None else None
-        gs = A.sum_to(g, self.src_shape) if self.next_functions[1][0] is not None else None
+        ga = _zeros_like(g) if needs(self, 0) else None
+        gs = A.sum_to(g, self.src_shape) if needs(self, 1) else None
         return (ga, gs)
 
 
+# -- writing through views ---------------------------------------------------------------------------------
+class _IndexPut(Node):
+    """Backward of writing `value` over the elements `index` of a tensor: the overwritten elements pass no
+    gradient to the old tensor; `value` gets the gradient of the elements it was written to."""
+
+    __slots__ = ("index", "keep", "value_shape")
+
+    def apply(self, g: Tensor) -> tuple:
+        ga = A.mul(g, self.keep) if needs(self, 0) else None
+        gv = A.sum_to(take(g, self.index), self.value_shape) if needs(self, 1) else None
+        return (ga, gv)
+
+
+class CopySlices(_IndexPut):
+    """A base tensor's node after an in-place change through one of its views (PyTorch's name)."""
+
+    __slots__ = ()
+
+
+class AsStridedBackward0(Node):
+    """A view's node re-derived from its base's graph after an in-place change (PyTorch's name): the view's
+    gradient is put back into the base's shape at the view's elements."""
+
+    __slots__ = ("index", "shape")
+
+    def apply(self, g: Tensor) -> tuple:
+        return (put(g, self.index, self.shape),)
+
+
+def positions(view: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Where each element of `view` (a NumPy view into `base`'s memory) sits in `base`: an index of `base`
+    (a tuple of integer arrays of the view's shape), found from the elements' memory addresses, so that
+    any view (slices, transposes, reshapes, their compositions) is understood the same way."""
+    def addresses(a: np.ndarray) -> np.ndarray:
+        start = a.__array_interface__["data"][0]
+        grid = np.indices(a.shape, sparse=True) if a.ndim else ()
+        return np.asarray(start + sum(i * s for i, s in zip(grid, a.strides, strict=True)), dtype=np.int64)
+
+    flat_base = np.broadcast_to(addresses(base), base.shape).ravel()
+    order = np.argsort(flat_base, kind="stable")
+    at = np.broadcast_to(addresses(view), view.shape)
+    found = order[np.clip(np.searchsorted(flat_base[order], at), 0, max(base.size - 1, 0))]
+    if not np.array_equal(flat_base[found], at):
+        raise RuntimeError("an in-place change through a view that does not lie inside its base's memory")
+    return np.unravel_index(found, base.shape)
+
+
+def _write_through(root: Tensor, view: Tensor, new: Tensor) -> None:
+    """After an in-place change of `view` (computed, recorded, as `new`): the root's values changed at the
+    view's elements, so its graph becomes CopySlices(its old graph, the new values' graph)."""
+    index = positions(view._data, root._data)
+    before = Tensor._make(root._data, root._requires_grad, root.grad_fn)  # the root's place in the graph
+    before._output_nr = root._output_nr
+    node = record(CopySlices, before, new)
+    if node is None:
+        return
+    keep = np.ones_like(root._data)
+    keep[index] = 0
+    node.index, node.keep, node.value_shape = index, Tensor._make(keep, False, None), view._data.shape
+    set_grad_fn(root, node, 0)
+
+
+def _refresh_views(root: Tensor) -> None:
+    """Every live view of `root` now reads its gradient path from the root's new graph."""
+    refs = getattr(root, "_views", None)
+    if not refs or not root._requires_grad:
+        return
+    alive = []
+    for ref in refs:
+        v = ref()
+        if v is None:
+            continue
+        alive.append(ref)
+        node = record(AsStridedBackward0, root)
+        if node is not None:
+            node.index, node.shape = positions(v._data, root._data), root._data.shape
+            set_grad_fn(v, node, 0)
+    refs[:] = alive
+
+
+class IndexBackward0(Node):
+    """`take`'s backward: the gradient put back in place into zeros (repeated indices add up)."""
+
+    __slots__ = ("index", "shape")
+
+    def apply(self, g: Tensor) -> tuple:
+        return (put(g, self.index, self.shape),)
+
+
+class _PutBackward(Node):
+    __slots__ = ("index",)
+
+    @classmethod
+    def name(cls) -> str:
+        return "IndexPutBackward0"
+
+    def apply(self, g: Tensor) -> tuple:
+        return (take(g, self.index),)
+
+
+def take(x: Tensor, index: Any) -> Tensor:
+    """`x[index]` as a copy, differentiable to any order (setitem's backward needs it)."""
+    node = record(IndexBackward0, x)
+    if node is not None:
+        node.index, node.shape = index, x._data.shape
+    return Tensor._make(np.array(x._data[index]), node is not None, node)
+
+
+def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
+    """Zeros of `shape` with `g` added at `index`: `take`'s adjoint."""
+    data = np.zeros(shape, dtype=g._data.dtype)
+    np.add.at(data, index, g._data)
+    node = record(_PutBackward, g)
+    if node is not None:
+        node.index = index
+    return Tensor._make(data, node is not None, node)
+
+
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    """Clamp in place."""
-    return apply_inplace(self, lambda t: E.clamp(t, min, max), "clamp_", min, max)
+    """Clamp in place (the out-of-place `clamp` is the elementwise module's)."""
+    return apply_inplace(self, lambda t: t.clamp(min=min, max=max), "clamp_", min, max)
 
 
 METHODS: dict[str, Callable] = {
-    "add_": _method(A.add, "add_"),
-    "sub_": _method(A.sub, "sub_"),
+    "add_": _method(A.add_scaled, "add_"),
+    "sub_": _method(A.sub_scaled, "sub_"),
     "mul_": _method(A.mul, "mul_"),
     "div_": _method(A.div, "div_"),
     "pow_": _method(A.pow, "pow_"),

@@ -1,57 +1,249 @@
-"""Shape operations: views of the same data in another shape; their backward reshapes the gradient back.
+"""Shape operations: views of the same data in another shape, and the joins and splits of tensors.
 
-A result that shares its input's memory (a NumPy view) shares its version counter too, as PyTorch's
-views do, so an in-place change through either is seen by both.
+A view (reshape, transpose, select, ...) shares its input's memory and its version counter, as PyTorch's
+views do, so an in-place change through either is seen by both, and bumps both versions. Each backward
+puts the gradient back into the input's shape, with the engine's own operations, so that a backward
+recorded under `create_graph` is differentiable again; most also run on bare NumPy arrays in a plain
+backward (`raw_ok`), where they are a reshape or a transpose of the gradient array.
+
+Node names and the graphs recorded are PyTorch's: `x.T` is `PermuteBackward0`, `x.t()` `TBackward0`,
+`reshape` of a tensor that cannot be viewed is `UnsafeViewBackward0` after `CloneBackward0`, and the
+backward of `select` records `SelectBackwardBackward0`, as PyTorch's double backward does.
 """
 
 from __future__ import annotations
 
+import math
+import warnings
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ..node import Node
-from ..tensor import Tensor
-from . import reductions as R
-from .core import record, view_result
+from ..tensor import Tensor, Version
+from .core import record, register_view, result, result_dtype
+
+_ALL = slice(None)
 
 
+# -- helpers ---------------------------------------------------------------------------------------------
 def _shape_arg(shape: tuple) -> tuple[int, ...]:
+    """`f(2, 3)`, `f((2, 3))` and `f([2, 3])` all name the shape (2, 3)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     return tuple(int(n) for n in shape)
 
 
+def dim_index(dim: Any, ndim: int) -> int:
+    """`dim` as a non-negative axis; a 0-d tensor accepts 0 and -1, as in PyTorch."""
+    n = max(ndim, 1)
+    d = int(dim)
+    if not -n <= d < n:
+        raise IndexError(
+            f"dimension {d} is out of range: a tensor of {ndim} dimensions takes -{n} to {n - 1}"
+        )
+    return d % n
+
+
+def _view(data: np.ndarray, base: Tensor, node: Node | None) -> Tensor:
+    """An output that is a view of `base`'s array: registered as PyTorch's views are (it shares `base`'s
+    version counter, and in-place changes through either keep both graphs right)."""
+    out = Tensor._make(data, node is not None, node)
+    register_view(out, base)
+    return out
+
+
+def _is_tensor(g: Any) -> bool:
+    return type(g) is Tensor
+
+
+def _prod(shape: Sequence[int]) -> int:
+    return math.prod(shape)
+
+
+# -- reshape and view ------------------------------------------------------------------------------------
 class ViewBackward0(Node):
     __slots__ = ("in_shape",)
+    raw_ok = True
 
-    def apply(self, g: Tensor) -> tuple:
-        return (reshape(g, self.in_shape),)
+    def apply(self, g: Any) -> tuple:
+        return (reshape(g, self.in_shape) if _is_tensor(g) else g.reshape(self.in_shape),)
 
 
-def reshape(x: Tensor, *shape: Any) -> Tensor:
-    """The same elements in another shape (one dimension may be -1)."""
+class UnsafeViewBackward0(ViewBackward0):
+    """PyTorch's `_unsafe_view`: a reshape of a fresh result (the copy `reshape` makes, matmul's output)."""
+
+    __slots__ = ()
+
+
+def _target_shape(x: Tensor, shape: tuple) -> tuple[int, ...]:
+    """The requested shape with a -1 filled in, checked against the number of elements."""
     target = _shape_arg(shape)
-    try:
-        data = x._data.reshape(target)
-    except ValueError:
+    size = x._data.size
+    if target.count(-1) > 1:
+        raise RuntimeError(f"shape {list(target)}: only one dimension can be -1 (inferred)")
+    if any(n < -1 for n in target):
+        raise RuntimeError(f"shape {list(target)}: sizes cannot be negative")
+    known = _prod(n for n in target if n != -1)
+    if -1 in target:
+        if known == 0 or size % known:
+            raise RuntimeError(f"shape {list(target)} is invalid for a tensor of {size} elements")
+        target = tuple(size // known if n == -1 else n for n in target)
+    elif known != size:
         raise RuntimeError(
-            f"shape {list(target)} is invalid for a tensor of {x._data.size} elements "
-            f"(shape {list(x._data.shape)})"
-        ) from None
+            f"shape {list(target)} is invalid for a tensor of {size} elements (shape {list(x._data.shape)})"
+        )
+    return target
+
+
+def _no_copy_reshape(data: np.ndarray, target: tuple[int, ...]) -> np.ndarray | None:
+    """`data` in the new shape without copying, or None when its strides do not allow that."""
+    try:
+        return np.reshape(data, target, copy=False)
+    except ValueError:
+        return None
+
+
+def view(x: Tensor, *shape: Any) -> Tensor:
+    """The same memory in another shape (one dimension may be -1); an error when the strides forbid it."""
+    target = _target_shape(x, shape)
+    data = _no_copy_reshape(x._data, target)
+    if data is None:
+        raise RuntimeError(
+            f"view{list(target)}: this tensor's memory layout (e.g. after a transpose) cannot be viewed in "
+            "that shape without a copy; use .reshape(...), which copies when it must"
+        )
     node = record(ViewBackward0, x)
     if node is not None:
         node.in_shape = x._data.shape
-    return view_result(data, x, node)
+    return _view(data, x, node)
 
 
-view = reshape
+def reshape(x: Tensor, *shape: Any) -> Tensor:
+    """The same elements in another shape: a view when the layout allows, else a copy."""
+    target = _target_shape(x, shape)
+    data = _no_copy_reshape(x._data, target)
+    if data is None:
+        from .basic import clone
+
+        return unsafe_view(clone(x), target)  # PyTorch's graph for a copying reshape
+    node = record(ViewBackward0, x)
+    if node is not None:
+        node.in_shape = x._data.shape
+    return _view(data, x, node)
 
 
+def unsafe_view(x: Tensor, shape: tuple[int, ...]) -> Tensor:
+    """A reshape of a fresh result, recorded as `UnsafeViewBackward0`; it has its own version counter."""
+    node = record(UnsafeViewBackward0, x)
+    if node is not None:
+        node.in_shape = x._data.shape
+    return result(x._data.reshape(shape), node)
+
+
+def view_as(x: Tensor, other: Tensor) -> Tensor:
+    """`x.view(other.shape)`."""
+    return view(x, other._data.shape)
+
+
+def reshape_as(x: Tensor, other: Tensor) -> Tensor:
+    """`x.reshape(other.shape)`."""
+    return reshape(x, other._data.shape)
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Dimensions `start_dim` to `end_dim` (inclusive) merged into one."""
+    shape = x._data.shape
+    if not shape:
+        return reshape(x, (1,))
+    s, e = dim_index(start_dim, len(shape)), dim_index(end_dim, len(shape))
+    if s > e:
+        raise RuntimeError(f"flatten: start_dim ({start_dim}) comes after end_dim ({end_dim})")
+    if s == e:
+        return x  # nothing to merge: PyTorch returns the tensor itself
+    return reshape(x, shape[:s] + (_prod(shape[s : e + 1]),) + shape[e + 1 :])
+
+
+# -- squeeze, unsqueeze -------------------------------------------------------------------------------------
+class _SqueezeNode(Node):
+    """Backward of a squeeze: the removed dims (ascending) put back with unsqueeze."""
+
+    __slots__ = ("in_shape", "removed")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        if not _is_tensor(g):
+            return (g.reshape(self.in_shape),)
+        for d in self.removed:
+            g = unsqueeze(g, d)
+        return (g,)
+
+
+class SqueezeBackward0(_SqueezeNode):
+    """squeeze() of all size-1 dims."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward1(_SqueezeNode):
+    """squeeze(dim)."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward2(_SqueezeNode):
+    """squeeze((d0, d1, ...))."""
+
+    __slots__ = ()
+
+
+class SqueezeBackward4(_SqueezeNode):
+    """squeeze_(dim), in place: what matmul of a vector by a matrix records last."""
+
+    __slots__ = ()
+
+
+def squeeze(x: Tensor, dim: Any = None) -> Tensor:
+    """Remove dimensions of size 1: all of them, or those of `dim` (an int or a tuple) that have size 1."""
+    shape = x._data.shape
+    if dim is None:
+        cls, dims = SqueezeBackward0, range(len(shape))
+    elif isinstance(dim, (tuple, list)):
+        cls, dims = SqueezeBackward2, sorted({dim_index(d, len(shape)) for d in dim})
+    else:
+        cls, dims = SqueezeBackward1, (dim_index(dim, len(shape)),)
+    removed = tuple(d for d in dims if d < len(shape) and shape[d] == 1)
+    node = record(cls, x)
+    if node is not None:
+        node.in_shape, node.removed = shape, removed
+    data = np.squeeze(x._data, axis=removed) if removed else x._data.view()
+    return _view(data, x, node)
+
+
+class UnsqueezeBackward0(Node):
+    __slots__ = ("dim",)
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        return (squeeze(g, self.dim) if _is_tensor(g) else np.squeeze(g, axis=self.dim),)
+
+
+def unsqueeze(x: Tensor, dim: int) -> Tensor:
+    """Insert a dimension of size 1 at `dim` (from -(ndim+1) to ndim)."""
+    d = dim_index(dim, x._data.ndim + 1)
+    node = record(UnsqueezeBackward0, x)
+    if node is not None:
+        node.dim = d
+    return _view(np.expand_dims(x._data, d), x, node)
+
+
+# -- expand ------------------------------------------------------------------------------------------------
 class ExpandBackward0(Node):
     __slots__ = ("in_shape",)
+    raw_ok = True
 
-    def apply(self, g: Tensor) -> tuple:
+    def apply(self, g: Any) -> tuple:
         from .arithmetic import sum_to
 
         return (sum_to(g, self.in_shape),)
@@ -62,7 +254,12 @@ def expand(x: Tensor, *shape: Any) -> Tensor:
     target = _shape_arg(shape)
     lead = len(target) - x._data.ndim
     if lead < 0:
-        raise RuntimeError(f"expand: the target shape {list(target)} has fewer dimensions than the tensor")
+        raise RuntimeError(
+            f"expand: the target shape {list(target)} has fewer dimensions than the tensor "
+            f"({list(x._data.shape)})"
+        )
+    if any(n == -1 for n in target[:lead]):
+        raise RuntimeError(f"expand: -1 cannot stand for a new leading dimension in {list(target)}")
     target = tuple(x._data.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(target))
     try:
         data = np.broadcast_to(x._data, target)
@@ -74,61 +271,474 @@ def expand(x: Tensor, *shape: Any) -> Tensor:
     node = record(ExpandBackward0, x)
     if node is not None:
         node.in_shape = x._data.shape
-    return view_result(data, x, node)
+    return _view(data, x, node)
 
 
+def expand_as(x: Tensor, other: Tensor) -> Tensor:
+    """`x.expand(other.shape)`."""
+    return expand(x, other._data.shape)
+
+
+# -- transposes ----------------------------------------------------------------------------------------------
 class TransposeBackward0(Node):
     __slots__ = ("dims",)
+    raw_ok = True
 
-    def apply(self, g: Tensor) -> tuple:
-        return (transpose(g, *self.dims),)
+    def apply(self, g: Any) -> tuple:
+        d0, d1 = self.dims
+        return (transpose(g, d0, d1) if _is_tensor(g) else np.swapaxes(g, d0, d1),)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
-    """Swap two dimensions."""
-    nd = max(x._data.ndim, 1)
-    d0, d1 = R.normalize_dims(dim0, nd)[0], R.normalize_dims(dim1, nd)[0]
-    data = np.swapaxes(x._data, d0, d1) if x._data.ndim else x._data
+    """Swap two dimensions (a view)."""
+    nd = x._data.ndim
+    d0, d1 = dim_index(dim0, nd), dim_index(dim1, nd)
+    data = np.swapaxes(x._data, d0, d1) if nd else x._data.view()
     node = record(TransposeBackward0, x)
     if node is not None:
         node.dims = (d0, d1)
-    return view_result(data, x, node)
+    return _view(data, x, node)
+
+
+class TBackward0(Node):
+    __slots__ = ()
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        return (t(g) if _is_tensor(g) else g.T,)
+
+
+def t(x: Tensor) -> Tensor:
+    """The transpose of a matrix; a vector or a 0-d tensor comes back as it is (still a new view)."""
+    if x._data.ndim > 2:
+        raise RuntimeError(
+            f"t() takes a tensor of at most 2 dimensions, this one has {x._data.ndim}: use transpose"
+        )
+    return _view(x._data.T, x, record(TBackward0, x))
 
 
 class PermuteBackward0(Node):
     __slots__ = ("dims",)
+    raw_ok = True
 
-    def apply(self, g: Tensor) -> tuple:
-        return (permute(g, *np.argsort(self.dims)),)
+    def apply(self, g: Any) -> tuple:
+        inverse = tuple(int(i) for i in np.argsort(self.dims))
+        return (permute(g, inverse) if _is_tensor(g) else np.transpose(g, inverse),)
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
-    """Reorder dimensions."""
-    order = _shape_arg(dims)
-    if sorted(d % max(x._data.ndim, 1) for d in order) != list(range(x._data.ndim)):
-        raise RuntimeError(f"permute: {list(order)} is not an ordering of the {x._data.ndim} dimensions")
-    order = tuple(d % x._data.ndim for d in order)
+    """Reorder the dimensions (a view)."""
+    nd = x._data.ndim
+    order = tuple(dim_index(d, nd) for d in _shape_arg(dims))
+    if len(order) != nd:
+        raise RuntimeError(f"permute: {len(order)} dimensions given for a tensor of {nd} dimensions")
+    if len(set(order)) != len(order):
+        raise RuntimeError(f"permute: {list(order)} names a dimension twice")
     node = record(PermuteBackward0, x)
     if node is not None:
         node.dims = order
-    return view_result(np.transpose(x._data, order), x, node)
+    return _view(np.transpose(x._data, order) if nd else x._data.view(), x, node)
 
 
 def T(x: Tensor) -> Tensor:
-    """Reversed dimensions (the transpose of a matrix)."""
-    if x._data.ndim == 2:
-        return transpose(x, 0, 1)
+    """All dimensions reversed (PyTorch's `x.T`: a permute); deprecated there for other than 2 dims."""
+    nd = x._data.ndim
+    if nd == 0:
+        warnings.warn("x.T of a 0-d tensor is deprecated: it is the tensor itself", UserWarning, stacklevel=2)
+    elif nd != 2:
+        warnings.warn(
+            f"x.T on a tensor of {nd} dimension{'s' if nd > 1 else ''} reverses them all, a use that is "
+            "deprecated: write x.mT to transpose the last two dimensions, or x.permute(...) to reverse them",
+            UserWarning,
+            stacklevel=2,
+        )
+    return permute(x, tuple(range(nd - 1, -1, -1)))
+
+
+def mT(x: Tensor) -> Tensor:
+    """The last two dimensions swapped (a batch of matrices transposed)."""
     if x._data.ndim < 2:
-        return x
-    return permute(x, *reversed(range(x._data.ndim)))
+        raise RuntimeError(f"x.mT needs a tensor of at least 2 dimensions, this one has {x._data.ndim}")
+    return transpose(x, -2, -1)
+
+
+def H(x: Tensor) -> Tensor:
+    """The conjugate transpose of a matrix (for real tensors, the transpose)."""
+    if x._data.ndim != 2:
+        raise RuntimeError(f"x.H needs a matrix (2 dimensions), this tensor has {x._data.ndim}: use x.mH")
+    return transpose(x, 0, 1)
+
+
+# -- select, slice, alias: the views indexing is made of ----------------------------------------------------
+class SelectBackward0(Node):
+    __slots__ = ("in_shape", "dim", "index")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        if _is_tensor(g):
+            return (select_backward(g, self.in_shape, self.dim, self.index),)
+        out = np.zeros(self.in_shape, dtype=g.dtype)
+        out[(_ALL,) * self.dim + (self.index,)] = g
+        return (out,)
+
+
+class SelectBackwardBackward0(Node):
+    __slots__ = ("dim", "index")
+
+    def apply(self, g: Tensor) -> tuple:
+        return (select(g, self.dim, self.index),)
+
+
+def select_backward(g: Tensor, shape: tuple[int, ...], dim: int, index: int) -> Tensor:
+    """Zeros of `shape` with `g` at `index` along `dim` (select's adjoint)."""
+    out = np.zeros(shape, dtype=g._data.dtype)
+    out[(_ALL,) * dim + (index,)] = g._data
+    node = record(SelectBackwardBackward0, g)
+    if node is not None:
+        node.dim, node.index = dim, index
+    return result(out, node)
+
+
+def select(x: Tensor, dim: int, index: int) -> Tensor:
+    """The slice at `index` along `dim`, that dimension removed (a view)."""
+    shape = x._data.shape
+    if not shape:
+        raise IndexError("select: a 0-d tensor has no dimension to select from")
+    d = dim_index(dim, len(shape))
+    i = int(index)
+    if not -shape[d] <= i < shape[d]:
+        raise IndexError(f"index {i} is out of range for dimension {d} of size {shape[d]}")
+    i %= shape[d]
+    node = record(SelectBackward0, x)
+    if node is not None:
+        node.in_shape, node.dim, node.index = shape, d, i
+    # the trailing `...` makes NumPy return a 0-d view rather than a scalar copy when no dimension is left
+    return _view(x._data[(_ALL,) * d + (i, Ellipsis)], x, node)
+
+
+class SliceBackward0(Node):
+    __slots__ = ("in_shape", "dim", "bounds")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        if _is_tensor(g):
+            return (slice_backward(g, self.in_shape, self.dim, self.bounds),)
+        out = np.zeros(self.in_shape, dtype=g.dtype)
+        out[(_ALL,) * self.dim + (slice(*self.bounds),)] = g
+        return (out,)
+
+
+class SliceBackwardBackward0(Node):
+    __slots__ = ("dim", "bounds")
+
+    def apply(self, g: Tensor) -> tuple:
+        return (slice_dim(g, self.dim, *self.bounds),)
+
+
+def slice_backward(g: Tensor, shape: tuple[int, ...], dim: int, bounds: tuple[int, int, int]) -> Tensor:
+    """Zeros of `shape` with `g` in the slice `bounds` of `dim` (slice's adjoint)."""
+    out = np.zeros(shape, dtype=g._data.dtype)
+    out[(_ALL,) * dim + (slice(*bounds),)] = g._data
+    node = record(SliceBackwardBackward0, g)
+    if node is not None:
+        node.dim, node.bounds = dim, bounds
+    return result(out, node)
+
+
+def slice_dim(x: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tensor:
+    """`x[..., start:stop:step, ...]` along `dim`, with bounds already made non-negative (a view)."""
+    d = dim_index(dim, x._data.ndim)
+    node = record(SliceBackward0, x)
+    if node is not None:
+        node.in_shape, node.dim, node.bounds = x._data.shape, d, (start, stop, step)
+    return _view(x._data[(_ALL,) * d + (slice(start, stop, step),)], x, node)
+
+
+def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
+    """`length` elements of `dim` from `start` (a view)."""
+    d = dim_index(dim, x._data.ndim)
+    n = x._data.shape[d]
+    s = int(start) + n if int(start) < 0 else int(start)
+    if not (0 <= s <= n and 0 <= length and s + length <= n):
+        raise IndexError(f"narrow: elements {s} to {s + length} are outside dimension {d} of size {n}")
+    return slice_dim(x, d, s, s + int(length), 1)
+
+
+class AliasBackward0(Node):
+    __slots__ = ()
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        return (g,)
+
+
+def alias(x: Tensor) -> Tensor:
+    """A new view of the whole tensor (what `x[...]` is)."""
+    return _view(x._data.view(), x, record(AliasBackward0, x))
+
+
+# -- joining ---------------------------------------------------------------------------------------------
+def _tensor_list(tensors: Any, what: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{what} takes a list or tuple of tensors, not a tensor")
+    items = list(tensors)
+    if not items:
+        raise ValueError(f"{what} needs a non-empty list of tensors")
+    for i, item in enumerate(items):
+        if not isinstance(item, Tensor):
+            raise TypeError(f"{what}: element {i} is a {type(item).__name__}, not a tensor")
+    return items
+
+
+def _common_dtype(items: list[Tensor]) -> np.dtype:
+    """PyTorch's promotion over all the tensors joined (a higher category wins, else the wider type)."""
+    dtype = items[0]._data.dtype
+    for t in items[1:]:
+        if t._data.dtype != dtype:
+            dtype = result_dtype(np.empty(0, dtype), np.empty(0, t._data.dtype))
+    return dtype
+
+
+def _legacy_empty(t: Tensor) -> bool:
+    """PyTorch's cat still skips 1-d tensors of shape (0,), whatever the other tensors' shapes."""
+    return t._data.shape == (0,)
+
+
+class CatBackward0(Node):
+    __slots__ = ("dim", "sizes", "shapes")
+
+    def apply(self, g: Tensor) -> tuple:
+        out, offset = [], 0
+        for i, size in enumerate(self.sizes):
+            if size is None:  # a skipped empty tensor: its gradient is empty too
+                out.append(Tensor._make(np.zeros(self.shapes[i], dtype=g._data.dtype), False, None)
+                           if self._next[i] is not None else None)
+                continue
+            wanted = self._next[i] is not None
+            out.append(slice_dim(g, self.dim, offset, offset + size, 1) if wanted else None)
+            offset += size
+        return tuple(out)
+
+
+def cat(tensors: Any, dim: int = 0) -> Tensor:
+    """The tensors joined along an existing dimension `dim` (their other dimensions must agree)."""
+    items = _tensor_list(tensors, "cat")
+    skipped = [_legacy_empty(t) for t in items]
+    if all(skipped):
+        skipped = [False] * len(items)
+    used = [t for t, skip in zip(items, skipped, strict=True) if not skip]
+    ref = used[0]._data
+    if ref.ndim == 0:
+        raise RuntimeError("cat: a 0-d tensor cannot be concatenated; use stack, or unsqueeze it first")
+    d = dim_index(dim, ref.ndim)
+    for i, t in enumerate(items):
+        s = t._data.shape
+        others, expected = s[:d] + s[d + 1 :], ref.shape[:d] + ref.shape[d + 1 :]
+        if not skipped[i] and (len(s) != ref.ndim or others != expected):
+            raise RuntimeError(
+                f"cat along dimension {d}: tensor {i} has shape {list(s)}, which does not match "
+                f"{list(ref.shape)} outside that dimension"
+            )
+    dtype = _common_dtype(items)
+    data = np.concatenate([t._data for t in used], axis=d, dtype=dtype)
+    node = record(CatBackward0, *items)
+    if node is not None:
+        node.dim = d
+        node.sizes = [None if skip else t._data.shape[d] for t, skip in zip(items, skipped, strict=True)]
+        node.shapes = [t._data.shape for t in items]
+    return result(data, node)
+
+
+class StackBackward0(Node):
+    __slots__ = ("dim",)
+
+    def apply(self, g: Tensor) -> tuple:
+        return tuple(select(g, self.dim, i) if nxt is not None else None for i, nxt in enumerate(self._next))
+
+
+def stack(tensors: Any, dim: int = 0) -> Tensor:
+    """The tensors (all of one shape) joined along a new dimension `dim`."""
+    items = _tensor_list(tensors, "stack")
+    shape = items[0]._data.shape
+    for i, t in enumerate(items):
+        if t._data.shape != shape:
+            raise RuntimeError(
+                f"stack needs tensors of one shape: tensor 0 has shape {list(shape)}, tensor {i} has "
+                f"{list(t._data.shape)}"
+            )
+    d = dim_index(dim, len(shape) + 1)
+    data = np.stack([t._data for t in items], axis=d, dtype=_common_dtype(items))
+    node = record(StackBackward0, *items)
+    if node is not None:
+        node.dim = d
+    return result(data, node)
+
+
+# -- splitting: one node with several outputs ---------------------------------------------------------------
+class _MultiOutput(Node):
+    """A node with one output per piece; `num_outputs` differs per call, so it is a slot here."""
+
+    __slots__ = ("num_outputs", "in_shape", "dim")
+
+    def zeros_for(self, i: int, like: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def filled(self, grads: Any) -> list[Tensor]:
+        """The per-output gradients, zeros for an output that received none."""
+        if type(grads) is not list:  # the engine passes a lone gradient bare when there is one output
+            grads = [grads]
+        like = next(g for g in grads if g is not None)
+        return [g if g is not None else self.zeros_for(i, like) for i, g in enumerate(grads)]
+
+
+class _SplitNode(_MultiOutput):
+    __slots__ = ("sizes",)
+
+    def zeros_for(self, i: int, like: Tensor) -> Tensor:
+        shape = list(self.in_shape)
+        shape[self.dim] = self.sizes[i]
+        return Tensor._make(np.zeros(shape, dtype=like._data.dtype), False, None)
+
+    def apply(self, grads: list[Tensor | None]) -> tuple:
+        return (cat(self.filled(grads), self.dim),)
+
+
+class SplitBackward0(_SplitNode):
+    __slots__ = ()
+
+
+class SplitWithSizesBackward0(_SplitNode):
+    __slots__ = ()
+
+
+class UnbindBackward0(_MultiOutput):
+    __slots__ = ()
+
+    def zeros_for(self, i: int, like: Tensor) -> Tensor:
+        return Tensor._make(np.zeros_like(like._data), False, None)
+
+    def apply(self, grads: list[Tensor | None]) -> tuple:
+        return (stack(self.filled(grads), self.dim),)
+
+
+def _pieces(x: Tensor, node: _MultiOutput | None, datas: list[np.ndarray]) -> tuple[Tensor, ...]:
+    """The outputs of a split: views of `x`, output `i` of `node`."""
+    outs = []
+    for i, data in enumerate(datas):
+        out = _view(data, x, node)
+        out._output_nr = i
+        outs.append(out)
+    return tuple(outs)
+
+
+def _split_sizes(x: Tensor, cls: type[_SplitNode], sizes: list[int], d: int) -> tuple[Tensor, ...]:
+    node = record(cls, x)
+    if node is not None:
+        node.num_outputs, node.in_shape, node.dim, node.sizes = len(sizes), x._data.shape, d, sizes
+    starts = np.cumsum([0, *sizes])
+    bounds = zip(starts[:-1], starts[1:], strict=True)
+    datas = [x._data[(_ALL,) * d + (slice(int(a), int(b)),)] for a, b in bounds]
+    return _pieces(x, node, datas)
+
+
+def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
+    if not x._data.shape:
+        raise RuntimeError("split: a 0-d tensor has no dimension to split")
+    d = dim_index(dim, x._data.ndim)
+    n = x._data.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n or any(s < 0 for s in sizes):
+            raise RuntimeError(f"split: the sizes {sizes} must add up to {n}, the size of dimension {d}")
+        return _split_sizes(x, SplitWithSizesBackward0, sizes, d)
+    size = int(split_size_or_sections)
+    if size <= 0 and not (size == 0 and n == 0):
+        raise RuntimeError(f"split: the piece size must be positive, not {size}")
+    count = max(-(-n // size), 1) if size else 1
+    sizes = [min(size, n - i * size) for i in range(count)] if size else [0]
+    return _split_sizes(x, SplitBackward0, sizes, d)
+
+
+def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch splits."""
+    if int(chunks) <= 0:
+        raise RuntimeError(f"chunk: the number of chunks must be positive, not {chunks}")
+    if not x._data.shape:
+        raise RuntimeError("chunk: a 0-d tensor has no dimension to split")
+    d = dim_index(dim, x._data.ndim)
+    n = x._data.shape[d]
+    size = -(-n // int(chunks))
+    if size == 0:  # an empty dimension: `chunks` empty pieces
+        return _split_sizes(x, SplitWithSizesBackward0, [0] * int(chunks), d)
+    return split(x, size, d)
+
+
+def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices along `dim`, that dimension removed."""
+    if not x._data.shape:
+        raise RuntimeError("unbind: a 0-d tensor has no dimension to unbind")
+    d = dim_index(dim, x._data.ndim)
+    n = x._data.shape[d]
+    node = record(UnbindBackward0, x)
+    if node is not None:
+        node.num_outputs, node.in_shape, node.dim = n, x._data.shape, d
+    return _pieces(x, node, [x._data[(_ALL,) * d + (i, Ellipsis)] for i in range(n)])
+
+
+def _squeeze_(x: Tensor, dim: int) -> Tensor:
+    """`x.squeeze_(dim)` on a fresh result nobody else holds: recorded as PyTorch's in-place
+    `SqueezeBackward4`, and the version counter shows the in-place change."""
+    d = dim_index(dim, x._data.ndim)
+    removed = (d,) if x._data.shape[d] == 1 else ()
+    node = record(SqueezeBackward4, x)
+    if node is not None:
+        node.in_shape, node.removed = x._data.shape, removed
+    version = Version()
+    version.value = 1
+    data = np.squeeze(x._data, axis=removed) if removed else x._data
+    return Tensor._make(data, node is not None, node, version)
 
 
 METHODS = {
     "reshape": reshape,
     "view": view,
+    "view_as": view_as,
+    "reshape_as": reshape_as,
+    "flatten": flatten,
+    "squeeze": squeeze,
+    "unsqueeze": unsqueeze,
     "expand": expand,
+    "expand_as": expand_as,
     "transpose": transpose,
+    "swapaxes": transpose,
+    "swapdims": transpose,
+    "t": t,
     "permute": permute,
+    "select": select,
+    "narrow": narrow,
+    "split": split,
+    "chunk": chunk,
+    "unbind": unbind,
 }
-PROPERTIES = {"T": T}
-FUNCTIONS = {"reshape": reshape, "transpose": transpose, "permute": permute}
+PROPERTIES = {"T": T, "mT": mT, "mH": mT, "H": H}
+FUNCTIONS = {
+    "reshape": reshape,
+    "flatten": flatten,
+    "squeeze": squeeze,
+    "unsqueeze": unsqueeze,
+    "transpose": transpose,
+    "swapaxes": transpose,
+    "swapdims": transpose,
+    "t": t,
+    "permute": permute,
+    "select": select,
+    "narrow": narrow,
+    "cat": cat,
+    "concat": cat,
+    "concatenate": cat,
+    "stack": stack,
+    "split": split,
+    "chunk": chunk,
+    "unbind": unbind,
+}
