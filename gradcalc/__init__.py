@@ -20,6 +20,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
+from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
 from .autograd.tensor import DType, Size, Tensor
 
 __version__ = "0.1.0"

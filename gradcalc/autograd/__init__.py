@@ -27,7 +27,6 @@ from .gradcheck import gradcheck, gradgradcheck
 from .node import Node
 from .tensor import Tensor
 
-
 # PyTorch computes inf and nan silently; NumPy warns. `np.errstate` around each operation would cost
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")

@@ -220,6 +220,13 @@ def test_unary_no_graph_without_grad():
     assert y.grad_fn is None and not y.requires_grad
 
 
+def test_unary_of_a_number_is_a_type_error_as_in_torch():
+    with pytest.raises(TypeError):
+        torch.sin(2.0)
+    with pytest.raises(TypeError, match="tensor"):
+        gc.sin(2.0)
+
+
 def test_saved_input_changed_in_place_is_caught():
     x = gc.tensor([1.0, 2.0], requires_grad=True)
     a = x * 1.0
@@ -276,7 +283,10 @@ def test_clamp_tensor_bounds(data):
     # the bounds broadcast to x's shape (PyTorch's clamp backward does not sum x's gradient back down)
     sx = data.draw(shapes())
     slo, shi = (data.draw(hnp.broadcastable_shapes(sx, max_dims=len(sx))) for _ in "ab")
-    assume(np.broadcast_shapes(sx, slo, shi) == sx)
+    try:
+        assume(np.broadcast_shapes(sx, slo, shi) == sx)
+    except ValueError:  # the two bounds do not broadcast together
+        assume(False)
     grid = st.sampled_from([-1.0, -0.5, 0.0, 0.5, 1.0])  # coarse values: ties with the bounds happen
     x = data.draw(hnp.arrays(np.float64, sx, elements=grid))
     lo = data.draw(hnp.arrays(np.float64, slo, elements=grid))

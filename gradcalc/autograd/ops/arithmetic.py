@@ -177,7 +177,7 @@ class DivBackward0(_Binary):
         if b is None:
             b = self.other
         ga = g / b if needs(self, 0) else None
-        gb = -(g * a) / (b * b) if needs(self, 1) else None
+        gb = -g * ((a / b) / b) if needs(self, 1) else None  # PyTorch's form: inf, not nan, at b = 0
         return self.grads(ga, gb)
 
 

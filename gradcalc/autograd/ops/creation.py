@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import DType, Tensor, float64, int64
+from ..tensor import DType, Tensor, float32, float64, int64
 
 _rng_lock = threading.Lock()
 _rng = np.random.default_rng(0)
@@ -64,10 +64,12 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     if isinstance(data, (list, tuple)):
         data = _unwrap(data)
     want = np_dtype(dtype)
-    arr = np.array(data, dtype=want)
+    arr = np.array(data, dtype=want, order="C")
     if want is None:
+        # an array (or tensor) keeps its floating dtype, as in PyTorch; Python numbers take the default
+        keeps = isinstance(data, np.ndarray | np.generic) and arr.dtype in (float64, float32)
         if arr.dtype.kind == "f":
-            arr = arr.astype(float64, copy=False)
+            arr = arr if keeps else arr.astype(float64, copy=False)
         elif arr.dtype.kind in "iu":
             arr = arr.astype(int64, copy=False)
         elif arr.dtype.kind not in "b":

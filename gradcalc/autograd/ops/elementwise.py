@@ -125,8 +125,10 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
     save_x, save_y = "x" in saves, "y" in saves
 
     def op(x: Tensor) -> Tensor:
-        if type(x) is not Tensor:  # a bare array, inside a backward formula: just compute
-            return forward(x)
+        if type(x) is not Tensor:
+            if isinstance(x, np.ndarray | np.generic):  # a bare array, inside a backward formula: compute
+                return forward(x)
+            raise TypeError(f"{name}() takes a tensor, not {type(x).__name__}: wrap it in tensor(...)")
         data = forward(x._data)
         if type(data) is not np.ndarray:  # NumPy gives scalars for 0-d inputs
             data = np.asarray(data)

@@ -77,8 +77,14 @@ def _keep(g: Any, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: boo
 
 def expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
     """Undo a reduction's shape change: restore the reduced dims as size 1, then broadcast to `in_shape`."""
-    g = _keep(g, in_shape, dims, keepdim)
-    return S.expand(g, in_shape) if g._data.shape != in_shape else g
+    return _expand(_keep(g, in_shape, dims, keepdim), in_shape)
+
+
+def _expand(g: Any, shape: tuple[int, ...]) -> Any:
+    """Broadcast a gradient back over an input's shape: a view, for tensors and bare arrays alike."""
+    if type(g) is not Tensor:
+        return np.broadcast_to(g, shape)
+    return S.expand(g, shape) if g._data.shape != shape else g
 
 
 def reshape_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
@@ -126,14 +132,15 @@ def _back_to(g: Any, dtype: np.dtype | None) -> Any:
 # -- sum, mean -------------------------------------------------------------------------------------------
 class SumBackward0(Node):
     __slots__ = ("in_shape", "in_dtype")
+    raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
-        g = _back_to(g, self.in_dtype)
-        return (S.expand(g, self.in_shape) if g._data.shape != self.in_shape else g,)
+        return (_expand(_back_to(g, self.in_dtype), self.in_shape),)
 
 
 class SumBackward1(Node):
     __slots__ = ("in_shape", "dims", "keepdim", "in_dtype")
+    raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
         return (expand_back(_back_to(g, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
@@ -160,13 +167,15 @@ def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = No
 
 class MeanBackward0(Node):
     __slots__ = ("in_shape", "count", "in_dtype")
+    raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
-        return (S.expand(_back_to(g / self.count, self.in_dtype), self.in_shape),)
+        return (_expand(_back_to(g / self.count, self.in_dtype), self.in_shape),)
 
 
 class MeanBackward1(Node):
     __slots__ = ("in_shape", "dims", "keepdim", "count", "in_dtype")
+    raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
         g = _back_to(g / self.count, self.in_dtype)
@@ -232,7 +241,8 @@ class ProdOthersBackward(Node):
 
 def prod_others(x: Tensor, axis: int) -> Tensor:
     """For each element, the product of all the other elements along `axis` (differentiable)."""
-    node = record(ProdOthersBackward, x)
+    # alone along the axis, the product of the others is the empty product 1: a constant
+    node = record(ProdOthersBackward, x) if x._data.shape[axis] > 1 else None
     if node is not None:
         node.axis = axis
         node.save(x)
