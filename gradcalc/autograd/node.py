@@ -21,7 +21,11 @@ from .grad_mode import state
 if TYPE_CHECKING:
     from .tensor import Tensor
 
-FREED = ()  # `_saved` after backward released it: distinct from "saved nothing" (None)
+class _Freed(tuple):
+    """The marker `_saved` holds once backward released a node's saved values."""
+
+
+FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
 
 
 class Node:
@@ -119,7 +123,7 @@ class Node:
 
     def release(self) -> None:
         """Free the saved values (backward without retain_graph)."""
-        if self._saved is not None:  # a node that saved nothing can run again, as in PyTorch
+        if self._saved:  # a node that saved nothing can run again, as in PyTorch
             self._saved = FREED
 
     @property

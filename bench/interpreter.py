@@ -1,0 +1,160 @@
+"""Language benchmarks, printed side by side with their references in one run.
+
+    python bench/interpreter.py [--quick]
+
+1. A gradient-descent script (a 5-line loop body: loss, backward, a `with no_grad:` update, zero_grad) run by
+   the interpreter, against the same loop written in Python on the engine. Target: at most 1.3 times.
+2. Parsing and lowering (compiling to closures) a 10,000-line script. Target: at most 0.5 s.
+3. A cold start of the batch runner on `1 + 1` (`python -m gradcalc -e '1 + 1'`; the parser and bytecode
+   caches warm, as after the first run of an installed gradcalc), against `python -c "import numpy, lark"`.
+   Target: at most 1.25 times.
+
+Machines here are noisy: each figure is the best of several repeats, and only the ratios of one run mean much.
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # one BLAS thread, before NumPy
+    os.environ.setdefault(_var, "1")
+
+import argparse  # noqa: E402
+import io  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+GD_SCRIPT = """\
+xs = linspace(0, 1, 20)
+ys = 3 * xs + 0.5
+w = 0 requires_grad
+b = 0 requires_grad
+for step in range({n}):
+    loss = ((w * xs + b - ys) ** 2).mean()
+    backward loss
+    with no_grad:
+        w -= 0.1 * w.grad
+        b -= 0.1 * b.grad
+    zero_grad w, b
+"""
+
+# A mix of the statements users write, repeated to 10,000 lines.
+BLOCK = """\
+x = 3 requires_grad
+w = [[1, 2], [3, 4]] requires_grad
+y = x ** 2 + sin(x)   # a comment
+backward y retain_graph
+x.grad
+b = x * x
+retain_grad b
+loss = ((w * 2 + x - 1) ** 2).mean()
+with no_grad:
+    w -= 0.1 * w.grad
+zero_grad x, w
+print "loss", loss
+"""
+
+
+def best(fn: Callable[[], Any], repeat: int) -> float:
+    """Best wall time of `repeat` runs, in seconds."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def gradient_descent_python(n: int) -> float:
+    """The same loop, written in Python on the engine: returns the final w (to check both agree)."""
+    import gradcalc as torch
+
+    xs = torch.linspace(0, 1, 20)
+    ys = 3 * xs + 0.5
+    w = torch.tensor(0.0, requires_grad=True)
+    b = torch.tensor(0.0, requires_grad=True)
+    for _step in range(n):
+        loss = ((w * xs + b - ys) ** 2).mean()
+        loss.backward()
+        with torch.no_grad():
+            w -= 0.1 * w.grad
+            b -= 0.1 * b.grad
+        w.grad = None
+        b.grad = None
+    return w.item()
+
+
+def gradient_descent_language(n: int) -> float:
+    from gradcalc.lang import Session
+
+    s = Session(out=io.StringIO(), err=io.StringIO())
+    assert s.run(GD_SCRIPT.format(n=n), "gd.gc")
+    return s.workspace["w"].item()  # type: ignore[attr-defined]
+
+
+def parse_and_lower(text: str) -> None:
+    from gradcalc.lang.interpreter import Unit
+    from gradcalc.lang.parser import parse
+    from gradcalc.lang.session import Session
+
+    program = parse(text)
+    Session(out=io.StringIO())._interp.compile(program, Unit("big.gc", text))
+
+
+def cold(argv: list[str], repeat: int) -> float:
+    """Best wall time of a fresh process. Bytecode caching is on, as in an installed package (this
+    environment may set PYTHONDONTWRITEBYTECODE, which would time the compiling of every module)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(ROOT)
+    subprocess.run(argv, env=env, check=True, capture_output=True)  # write the bytecode and parser caches
+    return best(lambda: subprocess.run(argv, env=env, check=True, capture_output=True), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer iterations and repeats")
+    args = parser.parse_args()
+    n = 2000 if args.quick else 10_000
+    repeat = 2 if args.quick else 5
+
+    # warm both (imports, the parser's cache) before timing
+    gradient_descent_python(10)
+    gradient_descent_language(10)
+
+    # interleaved, so that a noisy stretch of the machine weighs on both alike; the best of each is kept
+    t_py = t_lang = float("inf")
+    for _ in range(repeat):
+        t_py = min(t_py, best(lambda: gradient_descent_python(n), 1))
+        t_lang = min(t_lang, best(lambda: gradient_descent_language(n), 1))
+    assert abs(gradient_descent_python(50) - gradient_descent_language(50)) < 1e-12
+    print(f"gradient descent, {n} iterations of a 5-line body")
+    print(f"  Python on the engine   {t_py:8.3f} s   ({t_py / n * 1e6:6.1f} µs per iteration)")
+    print(f"  the interpreter        {t_lang:8.3f} s   ({t_lang / n * 1e6:6.1f} µs per iteration)")
+    print(f"  ratio                  {t_lang / t_py:8.2f} x   (target <= 1.30)")
+
+    text = BLOCK * (10_000 // BLOCK.count("\n"))
+    lines = text.count("\n")
+    t_parse = best(lambda: parse_and_lower(text), repeat)
+    print(f"\nparse and lower a {lines}-line script")
+    print(f"  parse + lower          {t_parse:8.3f} s   (target <= 0.50)")
+
+    python = sys.executable
+    t_ref = cold([python, "-c", "import numpy, lark"], repeat * 2)
+    t_run = cold([python, "-m", "gradcalc", "-e", "1 + 1"], repeat * 2)
+    print("\ncold start")
+    print(f"  python -c 'import numpy, lark'      {t_ref:8.3f} s")
+    print(f"  python -m gradcalc -e '1 + 1'       {t_run:8.3f} s")
+    print(f"  ratio                               {t_run / t_ref:8.2f} x   (target <= 1.25)")
+
+
+if __name__ == "__main__":
+    main()

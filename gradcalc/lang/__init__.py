@@ -1,0 +1,33 @@
+"""The gradcalc language (LANGUAGE.md): a Lark grammar lowered onto the autograd engine.
+
+`Session` runs source text over a workspace (the REPL, scripts and pipes share it); `check_complete`
+answers the REPL's Enter key; `KEYWORDS` and `BUILTINS` feed completion and highlighting.
+
+Importing this package is light: the parser (Lark) and the engine (NumPy) load when first needed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .builtins import BUILTINS
+from .errors import GradcalcError
+from .keywords import KEYWORDS
+
+if TYPE_CHECKING:
+    from .parser import check_complete
+    from .session import Session
+
+__all__ = ["BUILTINS", "KEYWORDS", "GradcalcError", "Session", "check_complete"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Session":
+        from .session import Session
+
+        return Session
+    if name == "check_complete":
+        from .parser import check_complete
+
+        return check_complete
+    raise AttributeError(f"module 'gradcalc.lang' has no attribute {name!r}")

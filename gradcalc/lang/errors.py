@@ -1,0 +1,87 @@
+"""gradcalc's own error type, and how a diagnostic is shown to the user.
+
+Every bad input ends as a `GradcalcError` carrying a location; `format_diagnostic` renders it (and
+warnings) as `FILE:LINE:COL: error: MESSAGE`, then the source line and a caret under the column.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Loc(NamedTuple):
+    """A position in the source: 1-based line and column."""
+
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.line}:{self.column}"
+
+
+NOWHERE = Loc(0, 0)  # a diagnostic with no place in the source (e.g. an interrupt between statements)
+
+
+class GradcalcError(Exception):
+    """An error in the user's program: a syntax error, or a statement that failed while running.
+
+    `loc` is where it happened (it may be filled in later, by the statement that catches it); `source` is
+    the text the location refers to when it is not the program being run (a file run by `:load`).
+    """
+
+    def __init__(
+        self, message: str, loc: Loc | None = None, *, filename: str | None = None, source: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.loc = loc
+        self.filename = filename
+        self.source = source
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class SyntaxProblem(GradcalcError):
+    """An error found before anything runs: the program does not parse or cannot be lowered."""
+
+
+class Interrupted(GradcalcError):
+    """The user asked to stop (Ctrl-C, or `Session.interrupt`)."""
+
+    def __init__(self, loc: Loc | None = None) -> None:
+        super().__init__("interrupted", loc)
+
+
+YELLOW = "\x1b[33m"
+RED = "\x1b[31m"
+BOLD = "\x1b[1m"
+RESET = "\x1b[0m"
+
+
+def format_diagnostic(
+    kind: str, message: str, filename: str | None, loc: Loc | None, source: str | None, *, color: bool = False
+) -> str:
+    """`FILE:LINE:COL: kind: MESSAGE`, then the source line and a caret (when the location is known).
+
+    Without a filename (a one-line REPL input) only `kind: MESSAGE` is shown: the user just typed the line.
+    """
+    has_place = loc is not None and loc.line > 0
+    if filename is not None and has_place:
+        assert loc is not None
+        head = f"{filename}:{loc.line}:{loc.column}: {kind}: {message}"
+    else:
+        head = f"{kind}: {message}"
+    if color:
+        head = f"{YELLOW if kind == 'warning' else RED}{head}{RESET}"
+    lines = [head]
+    if filename is not None and has_place and source is not None:
+        assert loc is not None
+        text_lines = source.splitlines()
+        if loc.line <= len(text_lines):
+            text = text_lines[loc.line - 1]
+            # keep tabs in the caret's indentation so it lines up under the column in any terminal
+            pad = "".join(c if c == "\t" else " " for c in text[: loc.column - 1])
+            lines.append(text)
+            lines.append(pad + "^")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,159 @@
+"""The `:help` pages: one short text per autograd idea and per statement, as data.
+
+`:help` lists the topics; `:help TOPIC` shows one (a keyword, statement or built-in name finds its page).
+"""
+
+from __future__ import annotations
+
+INTRO = """\
+gradcalc: type expressions and statements; values print as PyTorch prints them.
+  x = 3 requires_grad        a leaf tensor that requires grad
+  y = x ** 2 + sin(x)        record a graph
+  backward y                 fill x.grad
+  x.grad                     tensor(5.0100)
+Commands: :help [topic]  :vars  :reset  :load FILE  :quit
+Topics: {topics}
+"""
+
+TOPICS: dict[str, str] = {
+    "leaves": """\
+Leaves. A tensor that does not require grad is a leaf, however it was computed (d = c * c is a leaf when c
+does not require grad). A tensor that requires grad is a leaf only when you made it: x = 3 requires_grad.
+An operation's result requires grad when grad mode is on and an input requires grad; it is not a leaf and
+has a grad_fn (x * 2 has <MulBackward0>). Check with x.is_leaf, x.requires_grad, x.grad_fn.
+Freeze a leaf with x.requires_grad_(false); a computed tensor can't be frozen: use .detach().""",
+    "grad": """\
+.grad and grad(). `backward y` adds dy/dx into x.grad for every leaf x that requires grad; gradients
+accumulate across backward calls until you zero them (zero_grad x, or x.grad.zero_()).
+grad(outputs, inputs) returns the gradients as a tuple instead, without touching .grad:
+  g = grad(y, x)[0]
+Options: grad_outputs= (for a non-scalar output), retain_graph=, create_graph=, allow_unused=true (an
+input that was not used gets none instead of an error). A non-leaf's .grad is None (with a warning): see
+retain_grad.""",
+    "retain_grad": """\
+retain_grad. backward fills .grad only on leaves. To keep the gradient of a computed tensor too, mark it
+before backward:  b = a * a;  retain_grad b;  backward b;  b.grad   (also the method b.retain_grad()).""",
+    "retain_graph": """\
+retain_graph. backward (and grad()) free the values the graph saved, so a second backward through the
+same graph is an error. Keep them for another pass:  backward y retain_graph
+create_graph implies retain_graph unless you say otherwise.""",
+    "create_graph": """\
+create_graph. Record the backward pass itself, so that gradients are graph members you can differentiate
+again (higher-order derivatives):
+  a = 3 requires_grad;  b = a ** 3
+  db = grad(b, a, create_graph=true)[0]     # 27, requires grad
+  grad(db, a)[0]                           # 18
+`backward y create_graph` does the same into .grad (and warns about the reference cycle it makes).""",
+    "backward": """\
+backward y [retain_graph] [create_graph] [gradient G]   (flags in any order; also y.backward(...))
+Differentiates y with respect to the leaves it came from, adding into their .grad. A non-scalar y needs
+gradient G of y's shape: backward y gradient ones_like(y).""",
+    "no_grad": """\
+with no_grad:  nothing inside is recorded: results do not require grad. Use it to update parameters:
+  with no_grad:
+      w -= 0.1 * w.grad
+with enable_grad: re-enables recording inside a no_grad block.""",
+    "inference_mode": """\
+with inference_mode:  like no_grad, and the tensors made inside are inference tensors: later they can't
+be saved for backward nor changed in place outside inference mode. Use .clone() outside to get a normal
+one.""",
+    "detect_anomaly": """\
+with detect_anomaly:  record where each operation was made; a backward that produces NaN then fails with
+an error naming the forward operation (the statement) that created the failing node.""",
+    "in-place": """\
+In-place operations and versions. x += 1 (also -= *= /=, x[i] = v, x.add_(v), x.zero_()) change a tensor
+in place and bump its version counter (x.version). Changing a leaf that requires grad in place is an error
+outside `with no_grad:`. If backward needs a value that was changed in place since it was saved, it fails
+naming the tensor's shape, the node and both versions: compute with a .clone() instead.""",
+    "function": """\
+A custom autograd function (PyTorch's torch.autograd.Function):
+  function myrelu(input):
+      forward:
+          save input                 # save_for_backward; version-checked when backward reads it
+          return clamp(input, min=0)
+      backward(grad_output):         # one gradient per output; saved names are visible here
+          g = grad_output.clone()
+          g[input < 0] = 0
+          return g                   # one gradient per input (none for an input that needs none)
+  y = myrelu(x)""",
+    "def": """\
+def f(a, b=2):     a function; its body has local variables and sees the workspace (closures too).
+    return a * sin(b)
+Recursion works up to a depth limit. Expression statements inside print, as in bc.""",
+    "graph": """\
+graph y            print y's backward graph: grad_fn nodes down to the leaves' AccumulateGrad
+graph y to "y.dot" write it as Graphviz DOT (render with: dot -Tpng y.dot -o y.png)""",
+    "statements": """\
+Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
+x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
+with no_grad|enable_grad|inference_mode|detect_anomaly:; def; function; if/elif/else; for x in ...:;
+while cond:; break; continue; return; pass. `;` separates statements on a line; # starts a comment.
+_ (also ans) is the last value printed.""",
+    "builtins": """\
+constructors: tensor zeros ones full eye arange linspace rand randn zeros_like ones_like
+elementwise: sin cos tan asin acos atan sinh cosh tanh exp log log2 log10 log1p expm1 sqrt rsqrt abs sign
+  relu sigmoid softplus erf clamp(x, min=, max=) pow maximum minimum where(cond, a, b)
+reductions: sum mean prod max min amax amin norm logsumexp var std (dim=, keepdim=)
+linear algebra and shape: matmul (@) dot outer transpose reshape view flatten squeeze unsqueeze cat stack
+  expand softmax log_softmax
+autograd: grad detach jacobian hessian gradcheck; also range len float
+attributes: grad requires_grad is_leaf grad_fn retains_grad shape dtype data T ndim version""",
+    "printing": """\
+Values print as PyTorch prints them (float64 is the default dtype): tensor(6.), tensor([0., 1.]),
+tensor(3., requires_grad=True), tensor(9., grad_fn=<MulBackward0>). --format plain prints bare numbers,
+--format json one JSON object per value.""",
+    "commands": """\
+:help [topic]  this help      :vars  the workspace as a table      :reset  forget every variable
+:load FILE     run a script into the workspace                    :quit   leave (also Ctrl-D)""",
+}
+
+# Other words that lead to a page.
+ALIASES: dict[str, str] = {
+    "leaf": "leaves",
+    "is_leaf": "leaves",
+    "requires_grad": "leaves",
+    "requires_grad_": "leaves",
+    "grad_fn": "graph",
+    "zero_grad": "grad",
+    "accumulation": "grad",
+    "allow_unused": "grad",
+    "enable_grad": "no_grad",
+    "with": "no_grad",
+    "inplace": "in-place",
+    "version": "in-place",
+    "save": "function",
+    "forward": "function",
+    "custom": "function",
+    "return": "def",
+    "print": "statements",
+    "if": "statements",
+    "for": "statements",
+    "while": "statements",
+    "del": "statements",
+    "seed": "statements",
+    "jacobian": "builtins",
+    "hessian": "builtins",
+    "gradcheck": "builtins",
+    "detach": "leaves",
+    "load": "commands",
+    "vars": "commands",
+    "reset": "commands",
+    "quit": "commands",
+    "format": "printing",
+}
+
+
+def help_text(topic: str = "") -> str:
+    """The page for `topic` (a topic, a keyword or a built-in), or the list of topics."""
+    topic = topic.strip().lstrip(":").lower()
+    if not topic:
+        return INTRO.format(topics=" ".join(sorted(TOPICS)))
+    key = ALIASES.get(topic, topic)
+    if key in TOPICS:
+        return TOPICS[key]
+    from .builtins import FUNCTIONS, METHODS
+
+    entry = FUNCTIONS.get(topic) or METHODS.get(topic)
+    if entry is not None and entry.doc:
+        return entry.doc
+    return f"no help on '{topic}'. Topics: {' '.join(sorted(TOPICS))}"

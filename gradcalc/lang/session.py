@@ -1,0 +1,350 @@
+"""A Session: a workspace and the means to run source text in it (the REPL, scripts and pipes share it).
+
+`run` parses the whole text first (a syntax error runs nothing), then runs it statement by statement:
+values go to `out`, warnings and errors to `err` as `FILE:LINE:COL: warning|error: MESSAGE` with the
+source line and a caret. The REPL's `:` commands are statements too, handled here.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
+from .interpreter import Interpreter, Unit, error_from
+from .keywords import KEYWORDS
+
+RECURSION_LIMIT = 20000  # user recursion and nested expressions are bounded below this (interpreter.py)
+
+
+class QuitRequested(GradcalcError):
+    """`:quit` ran: stop the program here."""
+
+    def __init__(self) -> None:
+        super().__init__("quit")
+
+
+class Session:
+    """A workspace and the means to run source text in it (shared by the REPL, scripts and pipes)."""
+
+    def __init__(
+        self,
+        *,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        format: str = "torch",
+        max_elements: int = 2**27,
+        color: bool = False,
+    ) -> None:
+        from .render import FORMATS
+
+        if format not in FORMATS:
+            raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
+        self._out = out
+        self._err = err
+        self.format = format
+        self.max_elements = max_elements
+        self.color = color
+        self.quit_requested = False
+        self._interp = Interpreter(self, max_elements)
+        self._shown_warnings: set[tuple[str, str, int]] = set()
+        self._unit: Unit | None = None
+
+    # -- the interface -----------------------------------------------------------------------------
+    @property
+    def out(self) -> TextIO:
+        return self._out if self._out is not None else sys.stdout
+
+    @property
+    def err(self) -> TextIO:
+        return self._err if self._err is not None else sys.stderr
+
+    @property
+    def workspace(self) -> dict[str, object]:
+        """User-visible names -> values (`_` and `ans` included once something printed)."""
+        return self._interp.workspace
+
+    def run(
+        self, source: str, filename: str = "<stdin>", *, keep_going: bool = False, interactive: bool = False
+    ) -> bool:
+        """Run `source`; True when no error happened. See the module docstring."""
+        self._interp.stop_requested = False
+        unit = Unit(filename, source, interactive and "\n" not in source.strip())
+        self._shown_warnings = set()
+        self._unit = unit
+        try:
+            with self._running():
+                try:
+                    steps = self._compile(source, unit)
+                except GradcalcError as exc:
+                    self._report_error(exc)
+                    return False
+                return self._execute(steps, keep_going)
+        except KeyboardInterrupt:  # between statements, or while parsing
+            self._report_error(Interrupted(self._current_loc()))
+            return False
+
+    def completions(self) -> list[str]:
+        """Workspace names, keywords and built-ins (for the REPL's completer)."""
+        from .builtins import BUILTINS
+
+        names = set(self.workspace) | set(self._interp.predefined) | set(KEYWORDS) | set(BUILTINS)
+        return sorted(names)
+
+    def attribute_completions(self, name: str) -> list[str]:
+        """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
+        from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS
+        from .interpreter import _T
+
+        parts = name.split(".")
+        value = self.workspace.get(parts[0], self._interp.predefined.get(parts[0]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for part in parts[1:]:
+                if not isinstance(value, _T.Tensor) or part not in ATTRIBUTES:
+                    return []
+                try:
+                    value = getattr(value, ATTRIBUTES[part])
+                except Exception:
+                    return []
+        if isinstance(value, _T.Tensor):
+            return sorted(set(ATTRIBUTES) | set(METHODS))
+        if isinstance(value, _T.Node):
+            return sorted(NODE_ATTRIBUTES + NODE_METHODS)
+        return []
+
+    def status(self) -> tuple[str, int]:
+        """(grad mode: "grad" | "no_grad" | "inference_mode", tensors in the workspace that require grad)."""
+        import gradcalc
+
+        from .interpreter import _T
+
+        if gradcalc.autograd.is_inference_mode_enabled():
+            mode = "inference_mode"
+        elif not gradcalc.is_grad_enabled():
+            mode = "no_grad"
+        else:
+            mode = "grad"
+        count = sum(1 for v in list(self.workspace.values()) if isinstance(v, _T.Tensor) and v.requires_grad)
+        return mode, count
+
+    def interrupt(self) -> None:
+        """Ask the running program to stop at the next statement boundary (safe from a thread or a signal)."""
+        self._interp.stop_requested = True
+
+    # -- running -----------------------------------------------------------------------------------
+    def _compile(self, source: str, unit: Unit) -> list:
+        from .parser import parse
+
+        try:
+            program = parse(source)
+            return self._interp.compile(program, unit)
+        except GradcalcError as exc:
+            exc.filename, exc.source = unit.filename, unit.source
+            exc.interactive = unit.interactive  # type: ignore[attr-defined]
+            raise
+
+    def _execute(self, steps: list, keep_going: bool) -> bool:
+        ok = True
+        interp = self._interp
+        top = interp.top
+        for _, step in steps:
+            if self.quit_requested:
+                break
+            try:
+                step(top)
+            except QuitRequested:
+                break
+            except Interrupted as exc:
+                self._report_error(exc)
+                return False
+            except GradcalcError as exc:
+                self._report_error(exc)
+                ok = False
+                if not keep_going:
+                    break
+            except KeyboardInterrupt:  # Ctrl-C inside a statement: it changed nothing, the workspace stays
+                self._report_error(Interrupted(self._current_loc()))
+                return False
+            finally:
+                interp.depth = 0
+        return ok
+
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        """For one run: the element limit, a recursion limit for deep programs, warnings caught as ours."""
+        from .builtins import LIMITS
+
+        LIMITS.max_elements = self.max_elements
+        self._interp.max_elements = self.max_elements
+        old_limit = sys.getrecursionlimit()
+        if old_limit < RECURSION_LIMIT:
+            sys.setrecursionlimit(RECURSION_LIMIT)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter(
+                    "ignore"
+                )  # NumPy's and Python's own warnings: PyTorch computes silently
+                warnings.filterwarnings("always", category=UserWarning)  # the engine's; deduplicated here
+                warnings.showwarning = self._on_warning
+                yield
+        finally:
+            if old_limit < RECURSION_LIMIT:
+                sys.setrecursionlimit(old_limit)
+
+    def _current_loc(self) -> Loc | None:
+        current = self._interp.current
+        return current[0] if current else None
+
+    # -- output --------------------------------------------------------------------------------------
+    def _write(self, stream: TextIO, text: str) -> None:
+        try:
+            if stream is self.err:
+                self.out.flush()  # what was printed before comes first on a shared terminal
+            stream.write(text)
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def show(self, value: Any, is_call: bool = False) -> None:
+        """An expression statement's value: printed, and remembered as `_`/`ans` (none is neither)."""
+        from .render import render
+
+        if value is None:
+            if is_call:
+                return  # a method called for its effect (b.retain_grad()) prints nothing
+        else:
+            ws = self._interp.workspace
+            ws["_"] = ws["ans"] = value
+        self._write(self.out, render(value, self.format) + "\n")
+
+    def print_values(self, values: list[Any]) -> None:
+        from .render import render_print
+
+        self._write(self.out, render_print(values, self.format) + "\n")
+
+    def graph(self, tensor: Any, path: str | None) -> None:
+        from . import graph
+        from .interpreter import _T
+
+        names = graph.node_names(self.workspace, _T.Tensor)
+        if path is None:
+            self._write(self.out, graph.tree(tensor, names) + "\n")
+            return
+        text = graph.dot(tensor, names)
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as exc:
+            raise GradcalcError(f"can't write {path}: {exc.strerror or exc}") from None
+
+    def describe_forward_ops(self) -> None:
+        """Tell the engine how to name the statement that records each node (for detect_anomaly)."""
+        from gradcalc.autograd.node import set_anomaly_context
+
+        interp = self._interp
+
+        def describe() -> str:
+            current = interp.current
+            if current is None:
+                return "(unknown statement)"
+            loc, unit = current
+            lines = unit.source.splitlines()
+            text = lines[loc.line - 1].strip() if 0 < loc.line <= len(lines) else ""
+            return f"{unit.filename}:{loc.line}:{loc.column}: {text}"
+
+        set_anomaly_context(describe)
+
+    # -- diagnostics ---------------------------------------------------------------------------------
+    def _report_error(self, exc: GradcalcError) -> None:
+        unit = self._unit
+        filename = exc.filename if exc.filename is not None else (unit.filename if unit else "<stdin>")
+        source = exc.source if exc.source is not None else (unit.source if unit else None)
+        interactive = getattr(exc, "interactive", False) or (
+            unit is not None
+            and unit.interactive
+            and exc.filename in (None, unit.filename)
+            and source == unit.source
+        )
+        text = format_diagnostic(
+            "error", exc.message, None if interactive else filename, exc.loc, source, color=self.color
+        )
+        self._write(self.err, text)
+
+    def _on_warning(
+        self, message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
+        """warnings.showwarning while running: the engine's warnings as ours, once per source line per run."""
+        text = str(message)
+        current = self._interp.current
+        loc, unit = current if current is not None else (None, self._unit)
+        key = (text, unit.filename if unit else "", loc.line if loc else 0)
+        if key in self._shown_warnings:
+            return
+        self._shown_warnings.add(key)
+        shown_name = None if unit is None or unit.interactive else unit.filename
+        self._write(
+            self.err,
+            format_diagnostic(
+                "warning", text, shown_name, loc, unit.source if unit else None, color=self.color
+            ),
+        )
+
+    # -- commands ------------------------------------------------------------------------------------
+    def command(self, name: str, arg: str) -> None:
+        """A `:` command line: :help [topic], :vars, :reset, :load FILE, :quit."""
+        {
+            "help": self._help,
+            "vars": self._vars,
+            "reset": self._reset,
+            "load": self._load,
+            "quit": self._quit,
+        }[name](arg)
+
+    def _help(self, arg: str) -> None:
+        from .help import help_text
+
+        self._write(self.out, help_text(arg).rstrip("\n") + "\n")
+
+    def _vars(self, arg: str) -> None:
+        from .vars import vars_table
+
+        self._write(self.out, vars_table(self.workspace) + "\n")
+
+    def _reset(self, arg: str) -> None:
+        self._interp.reset()
+
+    def _quit(self, arg: str) -> None:
+        self.quit_requested = True
+        raise QuitRequested()
+
+    def _load(self, arg: str) -> None:
+        from .parser import parse
+
+        path = arg.strip()
+        if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":
+            path = path[1:-1]
+        if not path:
+            raise GradcalcError(":load needs a file name: :load FILE")
+        try:
+            with open(os.path.expanduser(path), encoding="utf-8-sig") as handle:
+                text = handle.read().replace("\r\n", "\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise GradcalcError(f"can't load {path}: {reason}") from None
+        unit = Unit(path, text)
+        try:
+            steps = self._interp.compile(parse(text), unit)
+        except SyntaxProblem as exc:
+            exc.filename, exc.source = path, text
+            raise
+        top = self._interp.top
+        for _, step in steps:  # a runtime error stops the loaded file, located in it
+            step(top)
+
+
+__all__ = ["QuitRequested", "Session", "error_from"]
