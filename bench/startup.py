@@ -1,0 +1,141 @@
+"""Start-up benchmarks of the `gradcalc` command, printed side by side with their references.
+
+    python bench/startup.py [--repeat N]
+
+- batch: `gradcalc -e '1 + 1'` against `python -c "import numpy, lark"` (the libraries it cannot avoid);
+  target: at most 1.25 times the reference.
+- REPL: cold start to the first prompt, under a pseudo-terminal (pexpect): the time from spawning
+  `gradcalc` until `>>> ` appears on the screen; target: at most 0.5 s.
+
+Every run is a fresh process with a fresh history directory. Machines here are noisy: each figure is the
+median (and the best) of several runs, alternating gradcalc and its reference; the ratio compares medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BATCH_TARGET = 1.25  # times the reference
+REPL_TARGET = 0.5  # seconds
+
+
+def gradcalc_command() -> list[str]:
+    """The installed console script next to this Python, else on PATH, else `python -m gradcalc`."""
+    beside = Path(sys.executable).with_name("gradcalc")
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("gradcalc")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "gradcalc"]
+
+
+def environment(state_dir: str) -> dict[str, str]:
+    """The environment of each run: a private history directory, no colour, one BLAS thread. Each gradcalc
+    run uses the caches a user's would (the language's parser tables in ~/.cache/gradcalc)."""
+    env = dict(os.environ)
+    env.update(XDG_STATE_HOME=state_dir, NO_COLOR="1", TERM="xterm", OMP_NUM_THREADS="1",
+               OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PROMPT_TOOLKIT_NO_CPR="1")  # pexpect does not answer cursor-position requests as terminals do
+    if not Path(gradcalc_command()[0]).name.startswith("gradcalc"):
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    return env
+
+
+def time_process(argv: list[str], env: dict[str, str]) -> float:
+    """Wall time of one run of `argv` to its exit, in seconds (it must succeed)."""
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=60)
+    return time.perf_counter() - start
+
+
+def time_to_prompt(argv: list[str], env: dict[str, str]) -> float:
+    """Seconds from spawning `argv` under a pseudo-terminal until its `>>> ` prompt shows; then Ctrl-D."""
+    import pexpect
+
+    start = time.perf_counter()
+    child = pexpect.spawn(argv[0], argv[1:], env=env, dimensions=(24, 100), encoding="utf-8", timeout=30)
+    try:
+        child.expect(">>>")  # prompt_toolkit moves the cursor over the prompt's trailing space
+        elapsed = time.perf_counter() - start
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)
+    return elapsed
+
+
+def measure(pairs: list[tuple[Callable[[], float], Callable[[], float]]], repeat: int) -> list[list[float]]:
+    """Run each (subject, reference) pair `repeat` times, alternating, after one warm-up of each."""
+    for subject, reference in pairs:
+        subject()
+        reference()
+    results: list[list[float]] = [[] for _ in range(2 * len(pairs))]
+    for _ in range(repeat):
+        for index, (subject, reference) in enumerate(pairs):
+            results[2 * index].append(subject())
+            results[2 * index + 1].append(reference())
+    return results
+
+
+def main() -> int:
+    """Measure and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=15, help="runs of each command (default 15)")
+    args = parser.parse_args()
+
+    command = gradcalc_command()
+    reference = [sys.executable, "-c", "import numpy, lark"]
+    with tempfile.TemporaryDirectory() as state:
+        env = environment(state)
+        pairs: list[tuple[Callable[[], float], Callable[[], float]]] = [
+            (lambda: time_process([*command, "-e", "1 + 1"], env), lambda: time_process(reference, env)),
+        ]
+        try:
+            import pexpect  # noqa: F401
+
+            has_pty = True
+        except ImportError:
+            has_pty = False
+        if has_pty:
+            pairs.append((lambda: time_to_prompt(command, env), lambda: time_process(reference, env)))
+        results = measure(pairs, args.repeat)
+
+    ms = 1000.0
+    print(f"gradcalc start-up: {' '.join(command)}  ({args.repeat} runs each; median / best, ms)")
+    header = f"{'case':<34} {'gradcalc':>15} {'reference':>15} {'ratio':>6}   target"
+    print(header)
+    print("-" * len(header))
+    rows = [("batch: gradcalc -e '1 + 1'", f"x{BATCH_TARGET} of python -c 'import numpy, lark'")]
+    if has_pty:
+        rows.append(("REPL: cold start to first prompt", f"<= {REPL_TARGET * ms:.0f} ms"))
+    verdicts = []
+    for index, (name, target) in enumerate(rows):
+        subject, ref = results[2 * index], results[2 * index + 1]
+        s_med, r_med = statistics.median(subject), statistics.median(ref)
+        ratio = s_med / r_med
+        ok = ratio <= BATCH_TARGET if index == 0 else s_med <= REPL_TARGET
+        verdicts.append(ok)
+        print(
+            f"{name:<34} {s_med * ms:7.0f} /{min(subject) * ms:5.0f} {r_med * ms:7.0f} /{min(ref) * ms:5.0f}"
+            f" {ratio:5.2f}x   {target}: {'met' if ok else 'MISSED'}"
+        )
+    print("reference: python -c 'import numpy, lark' with the same interpreter")
+    if not has_pty:
+        print("REPL start-up not measured: pexpect is not installed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

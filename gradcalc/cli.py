@@ -1,0 +1,313 @@
+"""gradcalc's command line: run a script, `-e` text or standard input, or start the REPL.
+
+Exit status: 0 when everything ran, 1 when the program had an error (syntax or runtime), 2 on a usage
+error (an unknown flag, a missing file), which is reported in one line.
+
+This module is on the cold-start path of `gradcalc -e '1 + 1'`: it imports argparse, and the language
+only once the command line is known to be valid. The REPL's prompt_toolkit is imported only for the REPL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn, TextIO
+
+if TYPE_CHECKING:
+    from gradcalc.lang import Session
+
+PROG = "gradcalc"
+EXIT_OK = 0
+EXIT_PROGRAM_ERROR = 1
+EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
+FORMATS = ("torch", "plain", "json")
+DEFAULT_MAX_ELEMENTS = 2**27
+
+DESCRIPTION = """\
+gradcalc: an autodiff calculator with PyTorch's autograd semantics.
+With no FILE and no -e, it starts the REPL when standard input is a terminal,
+and otherwise runs the program read from standard input."""
+
+EPILOG = """\
+examples:
+  gradcalc                                       start the REPL (type :help in it)
+  gradcalc examples/newton.gc                    run a script file
+  gradcalc -e 'x = 2 requires_grad; backward x**3; x.grad'
+  gradcalc -e 'x = 2 requires_grad' -e 'y = x**3' -e 'grad(y, x)'
+  echo 'x = 0.5 requires_grad; backward sin(x); x.grad' | gradcalc --format plain
+  gradcalc --format json -e 'x = [1, 2] requires_grad; x * 2'
+  gradcalc -i examples/newton.gc                 run a script, then explore its workspace in the REPL
+
+Values go to standard output; warnings and errors go to standard error as FILE:LINE:COL: error: MESSAGE.
+exit status: 0 when everything ran, 1 when the program had an error, 2 on a usage error.
+environment: NO_COLOR turns colour off; the REPL keeps its history in $XDG_STATE_HOME/gradcalc/history
+(by default ~/.local/state/gradcalc/history)."""
+
+
+class UsageError(Exception):
+    """A problem with the command line itself: reported in one line, exit status 2."""
+
+    def __init__(self, message: str, *, hint: bool = False) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors become `UsageError` (one line) instead of a usage dump."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message, hint=True)
+
+
+def _positive_int(text: str) -> int:
+    """argparse type for --max-elements: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def _version() -> str:
+    from gradcalc import __version__
+
+    return f"{PROG} {__version__}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The command-line parser (also the source of `gradcalc --help`)."""
+    parser = _ArgumentParser(
+        prog=PROG,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "file", nargs="?", metavar="FILE", help="a script to run; '-' reads the program from standard input"
+    )
+    parser.add_argument(
+        "-e", dest="expr", action="append", default=[], metavar="TEXT",
+        help="run TEXT (statements separated by ';' or newlines); repeatable: each -e is one more line",
+    )
+    parser.add_argument(
+        "-i", dest="interactive", action="store_true",
+        help="start the REPL (after running FILE or -e TEXT, keeping their workspace)",
+    )
+    parser.add_argument(
+        "--keep-going", action="store_true",
+        help="run on after a runtime error (the exit status is still 1)",
+    )
+    parser.add_argument(
+        "--format", choices=FORMATS, default="torch",
+        help="how values print: PyTorch reprs (torch, the default), bare numbers (plain), JSON lines (json)",
+    )
+    parser.add_argument(
+        "--max-elements", type=_positive_int, default=DEFAULT_MAX_ELEMENTS, metavar="N",
+        help=f"refuse to create a tensor of more than N elements (default {DEFAULT_MAX_ELEMENTS})",
+    )
+    parser.add_argument("--version", action="version", version=_version())
+    return parser
+
+
+def _isatty(stream: TextIO | None) -> bool:
+    """True when `stream` is an open terminal."""
+    if stream is None:
+        return False
+    try:
+        return stream.isatty()
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def want_color(stream: TextIO | None, environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
+    """Colour warnings and errors only on a terminal; never under NO_COLOR (no-color.org) or TERM=dumb."""
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("TERM") == "dumb":
+        return False
+    return _isatty(stream)
+
+
+def _prepare_streams() -> None:
+    """Flush standard output at each line, so that values and messages interleave in order on any sink."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            try:
+                reconfigure(line_buffering=True, errors="backslashreplace")
+            except (OSError, ValueError):
+                pass
+
+
+def _decode(data: bytes, name: str) -> str | None:
+    """The program text of `data` (UTF-8, an optional BOM, any newline convention), or None after
+    reporting a decoding error at its line and column."""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        _message(
+            f"{name}:{line}:{column}: error: the input is not UTF-8 text "
+            f"(byte 0x{data[exc.start]:02x} at offset {exc.start}); save it as UTF-8"
+        )
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _read_file(path: str) -> bytes:
+    """The bytes of the script `path`; a missing or unreadable file is a usage error."""
+    if os.path.isdir(path):
+        raise UsageError(f"{path}: is a directory, not a script file")
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file") from None
+    except PermissionError:
+        raise UsageError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def _read_stdin() -> bytes:
+    """All of standard input (nothing when it is closed)."""
+    stdin = sys.stdin
+    if stdin is None:
+        return b""
+    buffer = getattr(stdin, "buffer", None)
+    try:
+        if buffer is not None:
+            return buffer.read()
+        return stdin.read().encode("utf-8", "surrogateescape")
+    except (OSError, ValueError):
+        return b""
+
+
+def _message(text: str) -> None:
+    """One line on standard error, flushed."""
+    stderr = sys.stderr
+    if stderr is None:
+        return
+    try:
+        stderr.flush()
+        stdout = sys.stdout
+        if stdout is not None:
+            stdout.flush()
+        stderr.write(text + "\n")
+        stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _die_quietly_on_closed_pipe() -> None:
+    """In batch mode, behave as Unix filters do when the reader goes away (`gradcalc FILE | head -1`): end at
+    once on SIGPIPE, silently, instead of running the rest of the program into a closed pipe."""
+    import signal
+
+    if hasattr(signal, "SIGPIPE"):
+        try:
+            signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+
+
+def run_source(session: Session, source: str, filename: str, *, keep_going: bool, what: str) -> int:
+    """Run one whole program; `what` names the input in the message for an empty one."""
+    if not source.strip():
+        _message(f"{PROG}: {what} is empty: nothing to run")
+        return EXIT_OK
+    ok = session.run(source, filename, keep_going=keep_going)
+    return EXIT_OK if ok else EXIT_PROGRAM_ERROR
+
+
+def run_repl(session: Session) -> int:
+    """The REPL: prompt_toolkit's when standard input and output are terminals, else a plain line reader."""
+    if _isatty(sys.stdin) and _isatty(sys.stdout):
+        from gradcalc.repl.app import run_repl as run_terminal_repl
+
+        return run_terminal_repl(session)
+    from gradcalc.repl.plain import run_plain_repl
+
+    return run_plain_repl(session, sys.stdin, prompts=sys.stderr)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.file is not None and args.expr:
+        raise UsageError("give either a script FILE or -e TEXT, not both", hint=True)
+
+    source: str | None = None
+    filename = "<stdin>"
+    what = "standard input"
+    if args.expr:
+        source, filename, what = "\n".join(args.expr), "<expr>", "the -e text"
+    elif args.file is not None and args.file != "-":
+        data = _read_file(args.file)
+        decoded = _decode(data, args.file)
+        if decoded is None:
+            return EXIT_PROGRAM_ERROR
+        source, filename, what = decoded, args.file, args.file
+    elif args.file == "-" or not (args.interactive or _isatty(sys.stdin)):
+        decoded = _decode(_read_stdin(), "<stdin>")
+        if decoded is None:
+            return EXIT_PROGRAM_ERROR
+        source = decoded
+
+    _prepare_streams()
+    from gradcalc.lang import Session
+
+    session = Session(
+        out=sys.stdout,
+        err=sys.stderr,
+        format=args.format,
+        max_elements=args.max_elements,
+        color=want_color(sys.stderr),
+    )
+    status = EXIT_OK
+    if source is not None:
+        if not args.interactive:
+            _die_quietly_on_closed_pipe()
+        status = run_source(session, source, filename, keep_going=args.keep_going, what=what)
+        if not args.interactive or session.quit_requested:
+            return status
+    return run_repl(session)
+
+
+def _silence_stdout() -> None:
+    """After the reader of standard output went away, send the rest nowhere (no second error at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (AttributeError, OSError, ValueError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The `gradcalc` command: returns the exit status. No Python traceback ever reaches the user."""
+    try:
+        status = _main(argv)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        return status
+    except UsageError as exc:
+        _message(f"{PROG}: {exc}" + (f" (see '{PROG} --help')" if exc.hint else ""))
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _message(f"{PROG}: interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_PROGRAM_ERROR
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, never a traceback
+        _message(f"{PROG}: internal error: {type(exc).__name__}: {exc}")
+        return EXIT_PROGRAM_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
