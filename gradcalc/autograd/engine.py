@@ -153,11 +153,15 @@ def run_backward(
                         _accumulate(node, grads, stored, create_graph)
                 elif needed is None or node in needed:
                     # a plain backward runs formulas on bare arrays where the node allows it
-                    outs = node.apply(_arrays(grads) if owned is not None and node.raw_ok else _tensors(grads))
+                    raw = owned is not None and node.raw_ok
+                    given = _arrays(grads) if raw else _tensors(grads)
+                    outs = node.apply(given)
                     if anomaly:
                         _check_nan(node, outs)
                     for child, g, nr in zip(node._next, outs, node._nrs or _ZEROS, strict=False):
                         if child is not None and g is not None:
+                            if raw and _fresh(g, given, outs):
+                                owned.add(id(g))  # a new array only this buffer holds: later sums go into it
                             if child.num_outputs == 1:
                                 old = buffers.get(child)
                                 buffers[child] = g if old is None else _sum(old, g, owned)
@@ -214,10 +218,23 @@ def _sum(old: Any, g: Any, owned: set[int] | None) -> Any:
     if id(old) in owned and type(a) is np.ndarray and a.shape == np.shape(b) and a.dtype == b.dtype:
         a += b
         return old
+    if id(g) in owned and type(b) is np.ndarray and b.shape == np.shape(a) and a.dtype == b.dtype:
+        b += a
+        return g
     total = a + b
     if type(total) is np.ndarray:
         owned.add(id(total))
     return total
+
+
+def _fresh(g: Any, given: Any, outs: tuple) -> bool:
+    """Whether a gradient a node returned is a new array of its own: not the gradient it was given (passed
+    through, as AddBackward0 does), not a view, and not returned twice."""
+    if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable or g is given:
+        return False
+    if type(given) is list and any(g is x for x in given):
+        return False
+    return sum(1 for o in outs if o is g) == 1
 
 
 def _arrays(grads: Any) -> Any:
