@@ -43,8 +43,8 @@ examples:
 
 Values go to standard output; warnings and errors go to standard error as FILE:LINE:COL: error: MESSAGE.
 exit status: 0 when everything ran, 1 when the program had an error, 2 on a usage error.
-environment: NO_COLOR turns colour off; the REPL keeps its history in $XDG_STATE_HOME/gradcalc/history
-(by default ~/.local/state/gradcalc/history)."""
+environment: NO_COLOR turns the REPL's colours off (scripts and pipes are never coloured).
+REPL history: $XDG_STATE_HOME/gradcalc/history (by default ~/.local/state/gradcalc/history)."""
 
 
 class UsageError(Exception):
@@ -262,12 +262,13 @@ def _main(argv: Sequence[str] | None) -> int:
     _prepare_streams()
     from gradcalc.lang import Session
 
+    repl = args.interactive or source is None
     session = Session(
         out=sys.stdout,
         err=sys.stderr,
         format=args.format,
         max_elements=args.max_elements,
-        color=want_color(sys.stderr),
+        color=repl and want_color(sys.stderr),  # batch output is never coloured
     )
     status = EXIT_OK
     if source is not None:

@@ -202,7 +202,8 @@ def later(*steps: str, pause: float = 0.4) -> Callable[[object], None]:
 
 def test_tab_completes_in_the_running_repl(drive_repl: Callable) -> None:
     # Tab picks the only candidate; the first Enter accepts it, the second runs the line.
-    run = drive_repl("x = 3 requires_grad\rx.requires_g", during=later("\t", "\r", "\r", "\x04"))
+    # generous pauses: completion runs in a background thread, which a loaded CI machine may delay
+    run = drive_repl("x = 3 requires_grad\rx.requires_g", during=later("\t", "\r", "\r", "\x04", pause=1.0))
     assert run.err == ""
     assert lines(run.out) == ["True"]
 

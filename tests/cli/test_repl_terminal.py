@@ -240,3 +240,16 @@ def test_dash_i_runs_the_text_then_opens_the_repl_on_its_workspace(spawn: Callab
     child.expect(">>>")
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
+
+
+def test_batch_output_is_not_coloured_even_on_a_terminal(
+    gradcalc_command: list[str], clean_env: dict[str, str]
+) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    child = pexpect.spawn(gradcalc_command[0], [*gradcalc_command[1:], "-e", "1 + 1; nope"], env=clean_env,
+                          encoding="utf-8", timeout=WAIT)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert "tensor(2.)" in child.before and "error" in child.before
+    assert "\x1b[" not in child.before
+    assert child.exitstatus == 1
