@@ -135,7 +135,6 @@ def run_backward(
     ready = list(dict.fromkeys(node for node, _ in root_edges if deps[node] == 0))
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
-    errors = np.seterr(all="ignore")  # gradients reach inf and nan silently, as in PyTorch
     try:
         while ready:
             node = ready.pop()
@@ -177,7 +176,6 @@ def run_backward(
                         ready.append(child)
     finally:
         state.grad_enabled = recording
-        np.seterr(**errors)
     return captured if not accumulate else None
 
 

@@ -301,7 +301,9 @@ class Tensor:
     def __iter__(self):  # type: ignore[no-untyped-def]
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        from .ops.shape import unbind  # as PyTorch: one UnbindBackward0 node for all the rows
+
+        return iter(unbind(self, 0))
 
     # -- printing ------------------------------------------------------------------------------------
     def __repr__(self) -> str:

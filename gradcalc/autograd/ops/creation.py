@@ -15,7 +15,14 @@ import numpy as np
 from ..tensor import DType, Tensor, float32, float64, int64
 
 _rng_lock = threading.Lock()
-_rng = np.random.default_rng(0)
+_rng: Any = None  # made on first use: importing numpy.random costs a cold start ~13 ms
+
+
+def _generator() -> Any:
+    global _rng
+    if _rng is None:
+        _rng = np.random.default_rng(0)
+    return _rng
 
 
 def np_dtype(dtype: Any) -> np.dtype | None:
@@ -181,14 +188,14 @@ seed = manual_seed
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Uniform random values in [0, 1)."""
     with _rng_lock:
-        data = _rng.random(_size(size))
+        data = _generator().random(_size(size))
     return _leaf(np.asarray(data, dtype=np_dtype(dtype) or float64), requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     """Standard normal random values."""
     with _rng_lock:
-        data = _rng.standard_normal(_size(size))
+        data = _generator().standard_normal(_size(size))
     return _leaf(np.asarray(data, dtype=np_dtype(dtype) or float64), requires_grad)
 
 
