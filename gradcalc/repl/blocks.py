@@ -13,23 +13,30 @@ INDENT = "    "
 _DEDENT_AFTER = ("return", "break", "continue")
 
 
-def code_part(line: str) -> str:
-    """`line` without its `#` comment (a `#` inside a string literal does not start one)."""
-    in_string = False
+def scan(line: str) -> tuple[int | None, bool]:
+    """Where `line`'s `#` comment starts (None if it has none) and whether the line ends inside a string
+    literal (`"..."` or `'...'`, with backslash escapes): a `#` inside a string starts no comment."""
+    quote = ""
     escaped = False
     for index, char in enumerate(line):
-        if in_string:
+        if quote:
             if escaped:
                 escaped = False
             elif char == "\\":
                 escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
         elif char == "#":
-            return line[:index]
-    return line
+            return index, False
+    return None, bool(quote)
+
+
+def code_part(line: str) -> str:
+    """`line` without its `#` comment."""
+    comment, _ = scan(line)
+    return line if comment is None else line[:comment]
 
 
 def opens_block(line: str) -> bool:

@@ -10,6 +10,8 @@ from typing import Protocol
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 
+from gradcalc.repl.blocks import scan
+
 COMMANDS = (":help", ":vars", ":reset", ":load", ":quit")
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -30,20 +32,8 @@ class CompletionSource(Protocol):
 
 def _in_string_or_comment(line: str) -> bool:
     """True when the end of `line` is inside a string literal or a comment."""
-    in_string = escaped = False
-    for char in line:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char == "#":
-            return True
-    return in_string
+    comment, in_string = scan(line)
+    return comment is not None or in_string
 
 
 class GradcalcCompleter(Completer):
