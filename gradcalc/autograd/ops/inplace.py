@@ -128,13 +128,32 @@ def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, cou
             node._versions = versions
 
 
-def _method(op: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
+        if ufunc is not None and not args and not kwargs and _in_numpy(self, other):
+            check_inplace(self, name)
+            ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
+            version_of(self).value += 1
+            return self
         return apply_inplace(self, lambda t: op(t, other, *args, **kwargs), name, other)
 
     method.__name__ = name
     method.__doc__ = f"In-place {op.__name__}: writes the result into this tensor."
     return method
+
+
+def _in_numpy(t: Tensor, other: Any) -> bool:
+    """Whether an in-place arithmetic change can be NumPy's own in-place operation (as an optimizer step
+    under no_grad is): nothing to record, and the result keeps the tensor's shape and dtype."""
+    if state.grad_enabled and (t._requires_grad or (type(other) is Tensor and other._requires_grad)):
+        return False
+    d = t._data
+    if d.dtype.kind != "f" or not d.flags.writeable:
+        return False
+    if type(other) is Tensor:
+        o = other._data
+        return o.dtype == d.dtype and o.shape == d.shape
+    return type(other) in (float, int)
 
 
 def _zeros_like(g: Tensor) -> Tensor:
@@ -337,16 +356,16 @@ def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
 
 
 METHODS: dict[str, Callable] = {
-    "add_": _method(A.add_scaled, "add_"),
-    "sub_": _method(A.sub_scaled, "sub_"),
-    "mul_": _method(A.mul, "mul_"),
-    "div_": _method(A.div, "div_"),
-    "pow_": _method(A.pow, "pow_"),
-    "__iadd__": _method(A.add, "add_"),
-    "__isub__": _method(A.sub, "sub_"),
-    "__imul__": _method(A.mul, "mul_"),
-    "__itruediv__": _method(A.div, "div_"),
-    "__ipow__": _method(A.pow, "pow_"),
+    "add_": _method(A.add_scaled, "add_", np.add),
+    "sub_": _method(A.sub_scaled, "sub_", np.subtract),
+    "mul_": _method(A.mul, "mul_", np.multiply),
+    "div_": _method(A.div, "div_", np.true_divide),
+    "pow_": _method(A.pow, "pow_", np.power),
+    "__iadd__": _method(A.add, "add_", np.add),
+    "__isub__": _method(A.sub, "sub_", np.subtract),
+    "__imul__": _method(A.mul, "mul_", np.multiply),
+    "__itruediv__": _method(A.div, "div_", np.true_divide),
+    "__ipow__": _method(A.pow, "pow_", np.power),
     "fill_": fill_,
     "zero_": zero_,
     "copy_": copy_,
