@@ -141,8 +141,11 @@ def run_backward(
             grads = buffers.pop(node, None)
             if grads is not None:
                 if owned:  # handed on now: others may hold it, so never add into it in place again
-                    for g in grads if type(grads) is list else (grads,):
-                        owned.discard(id(g))
+                    if type(grads) is list:
+                        for g in grads:
+                            owned.discard(id(g))
+                    else:
+                        owned.discard(id(grads))
                 if node._retained is not None:
                     _fill_retained(node, _tensors(grads), stored, create_graph)
                 if capture and node in targets:
@@ -159,7 +162,7 @@ def run_backward(
                         _check_nan(node, outs)
                     for child, g, nr in zip(node._next, outs, node._nrs or _ZEROS, strict=False):
                         if child is not None and g is not None:
-                            if raw and _fresh(g, given, outs):
+                            if raw and type(g) is np.ndarray and g.base is None and _fresh(g, given, outs):
                                 owned.add(id(g))  # a new array only this buffer holds: later sums go into it
                             if child.num_outputs == 1:
                                 old = buffers.get(child)
@@ -225,14 +228,20 @@ def _sum(old: Any, g: Any, owned: set[int] | None) -> Any:
     return total
 
 
-def _fresh(g: Any, given: Any, outs: tuple) -> bool:
-    """Whether a gradient a node returned is a new array of its own: not the gradient it was given (passed
-    through, as AddBackward0 does), not a view, and not returned twice."""
-    if type(g) is not np.ndarray or g.base is not None or not g.flags.writeable or g is given:
+def _fresh(g: np.ndarray, given: Any, outs: tuple) -> bool:
+    """Whether a gradient a node returned (an array that is no view) is a new array of its own: not the
+    gradient it was given (passed through, as AddBackward0 does), not returned twice, and writable."""
+    if g is given or not g.flags.writeable:
         return False
-    if type(given) is list and any(g is x for x in given):
-        return False
-    return sum(1 for o in outs if o is g) == 1
+    if type(given) is list:
+        for x in given:
+            if x is g:
+                return False
+    seen = 0
+    for o in outs:
+        if o is g:
+            seen += 1
+    return seen == 1
 
 
 def _arrays(grads: Any) -> Any:

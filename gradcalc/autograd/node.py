@@ -26,6 +26,7 @@ class _Freed(tuple):
 
 
 FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
+NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
 
 
 class Node:
@@ -104,6 +105,8 @@ class Node:
             )
         if saved is None:
             return ()
+        if saved is NOTHING:
+            return saved
         out = []
         versions = self._versions
         for i, t in enumerate(saved):

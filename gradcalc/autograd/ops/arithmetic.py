@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..grad_mode import state
-from ..node import Node, SavedOutput, traceback_of_forward
+from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
 from .core import binary_operands, needs, record, result
 
@@ -53,7 +53,6 @@ class _Binary(Node):
         )
 
 
-_NOTHING = (None, None)  # what a node saves when its formula needs only the constant in `other`
 _new = object.__new__
 
 
@@ -152,7 +151,8 @@ class MulBackward0(_Binary):
         a, b = self.unpack_saved(type(g) is not Tensor)
         if b is None:  # times a number, kept in `other`
             b = self.other
-        return self.grads(g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
+        first, second = self._next
+        return self.grads(g * b if first is not None else None, g * a if second is not None else None)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -160,9 +160,9 @@ def mul(a: Any, b: Any) -> Tensor:
     ad, bd = binary_operands(a, b)
     data = ad * bd
     if type(b) is not Tensor:
-        return _binary(MulBackward0, a, b, data, save=_NOTHING, other=b)
+        return _binary(MulBackward0, a, b, data, save=NOTHING, other=b)
     if type(a) is not Tensor:
-        return _binary(MulBackward0, b, a, data, save=_NOTHING, other=a)
+        return _binary(MulBackward0, b, a, data, save=NOTHING, other=a)
     # each input's gradient needs the other input: save only what will be needed
     return _binary(
         MulBackward0, a, b, data, save=(a if b._requires_grad else None, b if a._requires_grad else None)
@@ -185,7 +185,7 @@ def div(a: Any, b: Any) -> Tensor:
     """a / b (true division)."""
     ad, bd = binary_operands(a, b)
     if type(b) is not Tensor:
-        return _binary(DivBackward0, a, b, ad / bd, save=_NOTHING, other=b)
+        return _binary(DivBackward0, a, b, ad / bd, save=NOTHING, other=b)
     if type(a) is not Tensor:  # number / tensor: PyTorch computes it as reciprocal(b) * a
         return mul(E.reciprocal(b), a)
     return _binary(DivBackward0, a, b, ad / bd, save=(a if b._requires_grad else None, b))
