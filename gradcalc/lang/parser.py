@@ -19,7 +19,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token
@@ -161,16 +160,18 @@ class BlockPostLex(PostLex):
 # Building and caching the parser
 
 
-def grammar_path() -> Path:
-    """grammar/gradcalc.lark: beside the package in a source tree, inside it in an installed wheel."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here / "grammar" / "gradcalc.lark", here.parent / "grammar" / "gradcalc.lark"):
-        if candidate.is_file():
+def grammar_path() -> str:
+    """grammar/gradcalc.lark: beside the package in a source tree, inside it in an installed wheel.
+    (os.path rather than pathlib: importing pathlib would cost every cold start a few milliseconds.)"""
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for candidate in (os.path.join(here, "grammar", "gradcalc.lark"),
+                      os.path.join(os.path.dirname(here), "grammar", "gradcalc.lark")):
+        if os.path.isfile(candidate):
             return candidate
     raise FileNotFoundError("gradcalc's grammar (grammar/gradcalc.lark) is missing from the installation")
 
 
-def cache_dir() -> Path | None:
+def cache_dir() -> str | None:
     """The user's private cache directory for gradcalc, made with mode 0700; None when unusable.
 
     Lark's cache is a pickle, so it is only read from a directory that the user owns and nobody else can
@@ -182,10 +183,10 @@ def cache_dir() -> Path | None:
         if not home or home == "~":
             return None
         base = os.path.join(home, ".cache")
-    path = Path(base) / "gradcalc"
+    path = os.path.join(base, "gradcalc")
     try:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        info = path.stat()
+        os.makedirs(path, mode=0o700, exist_ok=True)
+        info = os.stat(path)
     except OSError:
         return None
     if hasattr(os, "getuid") and info.st_uid != os.getuid():
@@ -195,7 +196,7 @@ def cache_dir() -> Path | None:
     return path
 
 
-def cache_file(grammar: str) -> Path | None:
+def cache_file(grammar: str) -> str | None:
     """The cache file for this grammar text, Lark version and Python version."""
     import lark
 
@@ -203,7 +204,7 @@ def cache_file(grammar: str) -> Path | None:
     if directory is None:
         return None
     key = f"{grammar}\0{lark.__version__}\0{sys.version_info[:2]}".encode()
-    return directory / f"parser-{hashlib.sha256(key).hexdigest()[:20]}.lark"
+    return os.path.join(directory, f"parser-{hashlib.sha256(key).hexdigest()[:20]}.lark")
 
 
 _parser: Lark | None = None
@@ -217,7 +218,8 @@ def get_parser() -> tuple[Lark, BlockPostLex]:
     if _parser is None:
         with _build_lock:
             if _parser is None:
-                grammar = grammar_path().read_text(encoding="utf-8")
+                with open(grammar_path(), encoding="utf-8") as f:
+                    grammar = f.read()
                 postlex = BlockPostLex()
                 options = dict(
                     parser="lalr",

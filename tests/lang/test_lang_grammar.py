@@ -221,13 +221,13 @@ def test_blocks_nested_too_deeply_are_a_clean_error() -> None:
 
 
 def test_the_grammar_is_found() -> None:
-    assert grammar_path() == ROOT / "grammar" / "gradcalc.lark"
+    assert Path(grammar_path()) == ROOT / "grammar" / "gradcalc.lark"
 
 
 def test_parser_cache_lives_in_a_private_user_directory(tmp_path: Path) -> None:
     code = (
         "from gradcalc.lang.parser import get_parser, cache_file, grammar_path;"
-        "get_parser(); print(cache_file(grammar_path().read_text()))"
+        "get_parser(); print(cache_file(open(grammar_path(), encoding='utf-8').read()))"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}
     path = Path(
@@ -255,4 +255,4 @@ def test_a_relative_xdg_cache_home_is_ignored(monkeypatch: pytest.MonkeyPatch, t
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/dir")
     monkeypatch.setenv("HOME", str(tmp_path))
     target = cache_file("grammar")
-    assert target is not None and target.parent == tmp_path / ".cache" / "gradcalc"
+    assert target is not None and Path(target).parent == tmp_path / ".cache" / "gradcalc"
