@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .grad_mode import state
-from .node import AccumulateGrad, Node
+from .node import FREED, AccumulateGrad, Node
 from .tensor import Tensor, version_of
 
 _ZEROS = (0,) * 64  # output numbers of a node's inputs when all are 0 (zip stops at the shorter)
@@ -156,7 +156,10 @@ def run_backward(
                 elif needed is None or node in needed:
                     # a plain backward runs formulas on bare arrays where the node allows it
                     raw = owned is not None and node.raw_ok
-                    given = _arrays(grads) if raw else _tensors(grads)
+                    if raw and type(grads) is Tensor:
+                        given = grads._data
+                    else:
+                        given = _arrays(grads) if raw else _tensors(grads)
                     outs = node.apply(given)
                     if anomaly:
                         _check_nan(node, outs)
@@ -169,8 +172,8 @@ def run_backward(
                                 buffers[child] = g if old is None else _sum(old, g, owned)
                             else:
                                 _add_to_buffer(buffers, child, nr, g, owned)
-                    if not retain_graph:
-                        node.release()
+                    if not retain_graph and node._saved:
+                        node._saved = FREED  # Node.release, inlined
             for child in node._next:
                 if child is not None:
                     left = deps[child] - 1
