@@ -122,7 +122,13 @@ def run_backward(
             targets.add(edge[0])
         if accumulate:
             wanted_leaves = {e[0] for e in capture if isinstance(e[0], AccumulateGrad)}
-        needed = _leading_to(targets, deps, [node for node, _ in root_edges])
+        # Every recorded node leads to some leaf's AccumulateGrad; when all those leaves are targets (and
+        # every target is a leaf), every node is needed, and the pruning pass can be skipped.
+        all_needed = all(type(t) is AccumulateGrad for t in targets) and all(
+            n in targets for n in deps if type(n) is AccumulateGrad
+        )
+        if not all_needed:
+            needed = _leading_to(targets, deps, [node for node, _ in root_edges])
 
     # -- 2. the walk --------------------------------------------------------------------------------
     buffers: dict[Node, Any] = {}
