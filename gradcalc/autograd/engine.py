@@ -141,6 +141,7 @@ def run_backward(
     ready = list(dict.fromkeys(node for node, _ in root_edges if deps[node] == 0))
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
+    releasing, state.releasing = state.releasing, not retain_graph and not create_graph
     try:
         while ready:
             node = ready.pop()
@@ -180,6 +181,7 @@ def run_backward(
                                 _add_to_buffer(buffers, child, nr, g, owned)
                     if not retain_graph and node._saved:
                         node._saved = FREED  # Node.release, inlined
+                    outs = given = grads = g = old = None  # hold no gradient into the next node's formula
             for child in node._next:
                 if child is not None:
                     left = deps[child] - 1
@@ -187,7 +189,7 @@ def run_backward(
                     if left == 0:
                         ready.append(child)
     finally:
-        state.grad_enabled = recording
+        state.grad_enabled, state.releasing = recording, releasing
     return captured if not accumulate else None
 
 

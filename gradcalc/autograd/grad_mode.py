@@ -30,6 +30,9 @@ class _ThreadState(threading.local):
     inference_grad: bool = False
     anomaly: bool = False
     check_nan: bool = True
+    # set by the engine during a plain backward without retain_graph: a node's saved values are let go as
+    # soon as its formula has unpacked them, so that a formula can drop each one when done with it
+    releasing: bool = False
 
 
 state = _ThreadState()

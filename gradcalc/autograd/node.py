@@ -122,6 +122,8 @@ class Node:
                 out.append(t._data)
             else:
                 out.append(t.unpack(self) if type(t) is SavedOutput else t)
+        if raw and state.releasing:
+            self._saved = FREED
         return tuple(out)
 
     def release(self) -> None:

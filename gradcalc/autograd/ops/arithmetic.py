@@ -152,7 +152,9 @@ class MulBackward0(_Binary):
         if b is None:  # times a number, kept in `other`
             b = self.other
         first, second = self._next
-        return self.grads(g * b if first is not None else None, g * a if second is not None else None)
+        gb = g * a if second is not None else None
+        a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
+        return self.grads(g * b if first is not None else None, gb)
 
 
 def mul(a: Any, b: Any) -> Tensor:
