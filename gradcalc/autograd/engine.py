@@ -172,13 +172,18 @@ def run_backward(
                         _check_nan(node, outs)
                     for child, g, nr in zip(node._next, outs, node._nrs or _ZEROS, strict=False):
                         if child is not None and g is not None:
-                            if raw and type(g) is np.ndarray and g.base is None and _fresh(g, given, outs):
-                                owned.add(id(g))  # a new array only this buffer holds: later sums go into it
+                            # a new array nobody else holds: later sums may go into it in place
+                            fresh = raw and type(g) is np.ndarray and g.base is None and _fresh(g, given, outs)
                             if child.num_outputs == 1:
                                 old = buffers.get(child)
-                                buffers[child] = g if old is None else _sum(old, g, owned)
+                                if old is None:
+                                    buffers[child] = g
+                                    if fresh:
+                                        owned.add(id(g))
+                                else:
+                                    buffers[child] = _sum(old, g, owned, fresh)
                             else:
-                                _add_to_buffer(buffers, child, nr, g, owned)
+                                _add_to_buffer(buffers, child, nr, g, owned, fresh)
                     if not retain_graph and node._saved:
                         node._saved = FREED  # Node.release, inlined
                     outs = given = grads = g = old = None  # hold no gradient into the next node's formula
@@ -220,9 +225,11 @@ def _leading_to(targets: set[Node], deps: dict[Node, int], roots: list[Node]) ->
     return needed
 
 
-def _sum(old: Any, g: Any, owned: set[int] | None) -> Any:
+def _sum(old: Any, g: Any, owned: set[int] | None, fresh: bool = False) -> Any:
     """Add a gradient into a buffer. Under create_graph: tensors, recorded. Otherwise bare arrays, added in
-    place into a sum this walk made itself (nobody else holds it)."""
+    place into the buffer when the walk owns it (a sum it made, or a node's new array), else into `g` when
+    `g` is such a new array. `owned` holds the ids of owned arrays while they sit in a buffer, and only
+    then: an id outliving its array could name an unrelated array later."""
     if owned is None:
         return old + g
     a = old._data if type(old) is Tensor else old
@@ -230,9 +237,11 @@ def _sum(old: Any, g: Any, owned: set[int] | None) -> Any:
     if id(old) in owned and type(a) is np.ndarray and a.shape == np.shape(b) and a.dtype == b.dtype:
         a += b
         return old
-    if id(g) in owned and type(b) is np.ndarray and b.shape == np.shape(a) and a.dtype == b.dtype:
+    if fresh and b.shape == np.shape(a) and a.dtype == b.dtype:
         b += a
+        owned.add(id(g))
         return g
+    owned.discard(id(old))  # replaced by the new total below
     total = a + b
     if type(total) is np.ndarray:
         owned.add(id(total))
@@ -269,15 +278,19 @@ def _tensors(grads: Any) -> Any:
     return grads if type(grads) is Tensor else Tensor._make(np.asarray(grads), False, None)
 
 
-def _add_to_buffer(buffers: dict[Node, Any], node: Node, nr: int, g: Tensor, owned: set[int] | None) -> None:
+def _add_to_buffer(
+    buffers: dict[Node, Any], node: Node, nr: int, g: Any, owned: set[int] | None, fresh: bool = False
+) -> None:
     if node.num_outputs == 1:
         old = buffers.get(node)
-        buffers[node] = g if old is None else _sum(old, g, owned)
+        buffers[node] = g if old is None else _sum(old, g, owned, fresh)
     else:
         slots = buffers.get(node)
         if slots is None:
             slots = buffers[node] = [None] * node.num_outputs
-        slots[nr] = g if slots[nr] is None else _sum(slots[nr], g, owned)
+        slots[nr] = g if slots[nr] is None else _sum(slots[nr], g, owned, fresh)
+    if fresh and owned is not None and (buffers[node] if node.num_outputs == 1 else buffers[node][nr]) is g:
+        owned.add(id(g))
 
 
 def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:

@@ -6,6 +6,7 @@ A Python number operand is a constant: it gets no edge, and its gradient is neve
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 from ..grad_mode import state
 from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
-from .core import binary_operands, needs, record, result
+from .core import binary_operands, dying, needs, record, result
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -105,6 +106,37 @@ def add(a: Any, b: Any) -> Tensor:
     """a + b."""
     ad, bd = binary_operands(a, b)
     return _binary(AddBackward0, a, b, ad + bd, save=None)
+
+
+def _into_temporary(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray | None:
+    """`ufunc(a, b)` written into `a`'s own array, when the result has `a`'s shape and dtype (the caller has
+    checked that `a` is a dying temporary); None when it would not fit."""
+    ad = a._data
+    bd = b._data if type(b) is Tensor else b
+    if type(bd) is np.ndarray:
+        if bd.dtype != ad.dtype or (bd.shape != ad.shape and bd.ndim != 0):
+            return None
+    elif type(bd) is not float and type(bd) is not int:
+        return None
+    return ufunc(ad, bd, out=ad)
+
+
+def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
+    """The Python operator for `op` (`a + b`): like `op`, but when the left operand is a temporary that
+    dies with this expression (as `s * x` in `s * x + e`), the result is written into its array instead of
+    a new one. Only for operations that save neither input, and only through the operator, where a
+    temporary's reference count is known (3: the expression's stack, this frame, getrefcount's argument)."""
+
+    def operator(a: Any, b: Any) -> Tensor:
+        if type(a) is Tensor and dying(a, sys.getrefcount(a), sys.getrefcount(a._data), 4):
+            data = _into_temporary(ufunc, a, b)
+            if data is not None:
+                return _binary(node, a, b, data, save=None)
+        return op(a, b)
+
+    operator.__name__ = f"__{op.__name__}__"
+    operator.__doc__ = op.__doc__
+    return operator
 
 
 class SubBackward0(_Binary):
@@ -325,9 +357,9 @@ def remainder(a: Any, b: Any) -> Tensor:
 
 
 METHODS = {
-    "__add__": add,
+    "__add__": _operator(add, AddBackward0, np.add),
     "__radd__": add,
-    "__sub__": sub,
+    "__sub__": _operator(sub, SubBackward0, np.subtract),
     "__rsub__": rsub,
     "__mul__": mul,
     "__rmul__": mul,

@@ -8,6 +8,7 @@ An operation is written as two halves side by side (see `arithmetic.py`):
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any
 
@@ -161,3 +162,28 @@ def result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
 
 def new_version() -> Version:
     return Version()
+
+
+# Reference counts are what they are on the CPython they were measured on (3.11, the project's); other
+# versions count stack references differently (3.14 borrows them), so there the reuse is simply off.
+REUSE_TEMPORARIES = sys.version_info[:2] == (3, 11)
+
+
+def dying(t: Tensor, refs: int, data_refs: int, temp_refs: int) -> bool:
+    """Whether `t` is a temporary about to die whose array an operation may overwrite with its result, as
+    NumPy's own temporary elision does. Nobody else holds the tensor: `refs`, counted by the caller with
+    `sys.getrefcount` while calling this, is no more than a temporary has there (`temp_refs`). Nobody holds
+    its array (`data_refs` <= 2: the tensor's slot and getrefcount's argument). No view or detached alias
+    shares it (no version counter yet), and the array is a writable floating-point array of its own."""
+    d = t._data
+    return (
+        REUSE_TEMPORARIES
+        and refs <= temp_refs
+        and data_refs <= 2
+        and t._vc is None
+        and d.base is None
+        and d.dtype.kind == "f"
+        and d.flags.writeable
+        and not t._inference
+    )
+

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ from ..grad_mode import state
 from ..node import Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
 from . import arithmetic as A
-from .core import _CATEGORY, binary_operands, needs, record, result
+from .core import _CATEGORY, binary_operands, dying, needs, record, result
 
 T = Tensor
 _new = object.__new__
@@ -124,12 +125,19 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
     cls = type(node_name, (UnaryNode,), {"__slots__": (), "backward_formula": staticmethod(backward)})
     save_x, save_y = "x" in saves, "y" in saves
 
+    # the result may overwrite a dying input only when backward does not need the input (and NumPy
+    # computes it in one ufunc call)
+    in_place = isinstance(forward, np.ufunc) and "x" not in saves
+
     def op(x: Tensor) -> Tensor:
         if type(x) is not Tensor:
             if isinstance(x, np.ndarray | np.generic):  # a bare array, inside a backward formula: compute
                 return forward(x)
             raise TypeError(f"{name}() takes a tensor, not {type(x).__name__}: wrap it in tensor(...)")
-        data = forward(x._data)
+        if in_place and dying(x, sys.getrefcount(x), sys.getrefcount(x._data), 3):
+            data = forward(x._data, out=x._data)  # a temporary's array, reused as NumPy's elision would
+        else:
+            data = forward(x._data)
         if type(data) is not np.ndarray:  # NumPy gives scalars for 0-d inputs
             data = np.asarray(data)
         if not (x._requires_grad and state.grad_enabled):
