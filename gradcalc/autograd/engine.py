@@ -185,7 +185,7 @@ def run_backward(
                             else:
                                 _add_to_buffer(buffers, child, nr, g, owned, fresh)
                     if not retain_graph and node._saved:
-                        node._saved = FREED  # Node.release, inlined
+                        node._saved = FREED  # released; a node that saved nothing can run again, as in PyTorch
                     outs = given = grads = g = old = None  # hold no gradient into the next node's formula
             for child in node._next:
                 if child is not None:

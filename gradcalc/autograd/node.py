@@ -126,11 +126,6 @@ class Node:
             self._saved = FREED
         return tuple(out)
 
-    def release(self) -> None:
-        """Free the saved values (backward without retain_graph)."""
-        if self._saved:  # a node that saved nothing can run again, as in PyTorch
-            self._saved = FREED
-
     @property
     def metadata(self) -> dict:
         return {}

@@ -40,6 +40,11 @@ def version_of(t: Tensor) -> Version:
 
 
 _new = object.__new__
+# the fields `Tensor._make` sets (the view fields are set only on views)
+_MADE_FIELDS = (
+    "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_vc", "_accumulator", "_retains_grad",
+    "_inference",
+)
 _accumulator_lock = threading.Lock()
 
 
@@ -82,7 +87,9 @@ class Tensor:
     # -- construction --------------------------------------------------------------------------------
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
         arr = np.array(data, dtype=float64 if _is_floatlike(data) else None)
-        Tensor._init(self, arr, False, None, Version())
+        made = Tensor._make(arr, False, None, Version())  # one definition of a fresh tensor's fields
+        for name in _MADE_FIELDS:
+            setattr(self, name, getattr(made, name))
         if requires_grad:
             self.requires_grad = True
 
@@ -100,17 +107,6 @@ class Tensor:
         t._retains_grad = False
         t._inference = state.inference
         return t
-
-    def _init(self, data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version) -> None:
-        self._data = data
-        self._requires_grad = requires_grad
-        self._grad = None
-        self.grad_fn = grad_fn
-        self._output_nr = 0
-        self._vc = version
-        self._accumulator = None
-        self._retains_grad = False
-        self._inference = state.inference
 
     # -- data ----------------------------------------------------------------------------------------
     @property

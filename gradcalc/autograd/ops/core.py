@@ -16,34 +16,9 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node
-from ..tensor import Tensor, Version, version_of
+from ..tensor import Tensor, version_of
 
-NO_EDGE = (None, 0)
-Scalar = int | float | bool
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
-
-
-def wrap(r: Any) -> np.ndarray:
-    """NumPy returns scalars for 0-d inputs; tensors always hold arrays."""
-    return r if type(r) is np.ndarray else np.asarray(r)
-
-
-def edge(t: Tensor) -> tuple[Node | None, int]:
-    """Where a gradient for `t` goes: its grad_fn, its leaf accumulator, or nowhere."""
-    if not t._requires_grad:
-        return NO_EDGE
-    fn = t.grad_fn
-    if fn is not None:
-        return (fn, t._output_nr)
-    return (t._accumulate_node(), 0)
-
-
-def next_node(t: Tensor) -> Node | None:
-    """The node `t`'s gradient goes to: its grad_fn, its leaf accumulator, or None."""
-    if not t._requires_grad:
-        return None
-    fn = t.grad_fn
-    return fn if fn is not None else t._accumulate_node()
 
 
 def record(cls: type[Node], *inputs: Any) -> Any:
@@ -75,23 +50,13 @@ def result(data: Any, node: Node | None) -> Tensor:
     return Tensor._make(data if type(data) is np.ndarray else np.asarray(data), node is not None, node)
 
 
-def view_result(data: np.ndarray, base: Tensor, node: Node | None) -> Tensor:
-    """An output that shares `base`'s memory is a view of it: it shares its version counter, as PyTorch's
-    views do, and is registered (`register_view`) so that in-place changes keep both graphs right."""
-    shares = isinstance(data, np.ndarray) and np.may_share_memory(data, base._data)
-    out = Tensor._make(wrap(data), node is not None, node)
-    if shares:
-        register_view(out, base)
-    return out
-
-
 def register_view(view: Tensor, base: Tensor) -> None:
     """Make `view` (whose array is a NumPy view into `base`'s) a view of `base` in PyTorch's sense: it shares
     the version counter, and it is remembered by its root base (the tensor owning the memory), so that
     - an in-place change through the view rewrites the root's graph (PyTorch's CopySlices), and
     - an in-place change of the root, or of another view of it, re-derives this view's grad_fn from the
       root's new graph (PyTorch's AsStridedBackward0).
-    Every operation that returns a view must call this (or make its result with `view_result`)."""
+    Every operation that returns a view must call this."""
     view._vc = version_of(base)
     root = getattr(base, "_view_of", None)
     if root is None:
@@ -108,19 +73,6 @@ def register_view(view: Tensor, base: Tensor) -> None:
 def needs(node: Node, i: int) -> bool:
     """Whether input `i` of `node` wants a gradient (PyTorch's `needs_input_grad`)."""
     return node._next[i] is not None
-
-
-def as_tensor(x: Any, like: Tensor | None = None) -> Tensor:
-    """A tensor for `x` (numbers take `like`'s floating dtype when it has one)."""
-    if type(x) is Tensor:
-        return x
-    if isinstance(x, Tensor):
-        return x
-    dtype = like._data.dtype if like is not None and like._data.dtype.kind == "f" else None
-    arr = np.asarray(x, dtype=dtype)
-    if arr.dtype.kind in "iu" and dtype is None and isinstance(x, float):
-        arr = arr.astype(np.float64)
-    return Tensor._make(arr, False, None)
 
 
 def operand(x: Any) -> Any:
@@ -160,10 +112,6 @@ def result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
     return np.promote_types(a.dtype, b.dtype)
 
 
-def new_version() -> Version:
-    return Version()
-
-
 # Reference counts are what they are on the CPython they were measured on (3.11, the project's); other
 # versions count stack references differently (3.14 borrows them), so there the reuse is simply off.
 REUSE_TEMPORARIES = sys.version_info[:2] == (3, 11)
@@ -186,4 +134,3 @@ def dying(t: Tensor, refs: int, data_refs: int, temp_refs: int) -> bool:
         and d.flags.writeable
         and not t._inference
     )
-
