@@ -10,6 +10,7 @@ Both steps use explicit stacks: no recursion, so a chain of a million operations
 
 from __future__ import annotations
 
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -18,9 +19,8 @@ import numpy as np
 
 from .grad_mode import state
 from .node import FREED, AccumulateGrad, Node
+from .temporaries import REUSE_TEMPORARIES
 from .tensor import Tensor, version_of
-
-_ZEROS = (0,) * 64  # output numbers of a node's inputs when all are 0 (zip stops at the shorter)
 
 
 class CopyBackwards(Node):
@@ -88,7 +88,7 @@ def run_backward(
     """Run the walk. With `accumulate`, add gradients into leaves' `.grad` (only into `inputs` when given);
     otherwise return the gradients that reach `inputs` (None for an input no gradient reached)."""
     # -- 1. the graph: which nodes, and how many edges lead into each ----------------------------------
-    root_edges = [_edge_of(t) for t, _ in roots]
+    root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._accumulate_node(), 0) for t, _ in roots]
     deps: dict[Node, int] = {}
     stack: list[Node] = []
     for node, _ in root_edges:
@@ -105,97 +105,105 @@ def run_backward(
                     stack.append(child)
 
     # -- targets: where grad() reads gradients, and which nodes lead to them -------------------------
-    capture: dict[tuple[Node, int], int] = {}
-    wanted_leaves: set[AccumulateGrad] | None = None
+    capture: dict[Node, list[tuple[int, int]]] = {}  # target node -> (output_nr, index in inputs)
+    wanted_leaves: set[Node] | None = None
     needed: set[Node] | None = None
-    targets: set[Node] = set()  # nodes whose incoming gradient grad() returns (or backward(inputs=) keeps)
     if inputs is not None:
         for k, t in enumerate(inputs):
-            if not isinstance(t, Tensor):
+            if type(t) is not Tensor and not isinstance(t, Tensor):
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
                 raise RuntimeError(f"inputs: element {k} does not require grad, so it has no gradient")
-            edge = _edge_of(t)
+            node, nr = _edge_of(t)
             if accumulate and t.grad_fn is not None:
                 t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad
-            capture.setdefault(edge, k)
-            targets.add(edge[0])
+            capture.setdefault(node, []).append((nr, k))
         if accumulate:
-            wanted_leaves = {e[0] for e in capture if isinstance(e[0], AccumulateGrad)}
+            wanted_leaves = {n for n in capture if type(n) is AccumulateGrad}
         # Every recorded node leads to some leaf's AccumulateGrad; when all those leaves are targets (and
         # every target is a leaf), every node is needed, and the pruning pass can be skipped.
-        all_needed = all(type(t) is AccumulateGrad for t in targets) and all(
-            n in targets for n in deps if type(n) is AccumulateGrad
-        )
-        if not all_needed:
-            needed = _leading_to(targets, deps, [node for node, _ in root_edges])
+        if not _all_leaves_wanted(capture, deps):
+            needed = _leading_to(set(capture), deps, [node for node, _ in root_edges])
 
     # -- 2. the walk --------------------------------------------------------------------------------
     buffers: dict[Node, Any] = {}
     for (node, nr), (_, g) in zip(root_edges, roots, strict=True):
-        _add_to_buffer(buffers, node, nr, g, None)
+        _add_to_buffer(buffers, node, nr, g, False)
     stored: set[int] = {id(g._data) for _, g in roots}  # arrays already handed out: copy, never share
-    owned: set[int] | None = None if create_graph else set()  # buffer sums we made, safe to add into in place
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = state.anomaly and state.check_nan
-    ready = list(dict.fromkeys(node for node, _ in root_edges if deps[node] == 0))
+    ready = [node for node in dict.fromkeys(node for node, _ in root_edges) if deps[node] == 0]
+    raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
     releasing, state.releasing = state.releasing, not retain_graph and not create_graph
     try:
         while ready:
             node = ready.pop()
+            nexts = node._next
             grads = buffers.pop(node, None)
-            if grads is not None:
-                if owned:  # handed on now: others may hold it, so never add into it in place again
-                    if type(grads) is list:
-                        for g in grads:
-                            owned.discard(id(g))
-                    else:
-                        owned.discard(id(grads))
-                if node._retained is not None:
-                    _fill_retained(node, _tensors(grads), stored, create_graph)
-                if capture and node in targets:
-                    _capture(node, _tensors(grads), capture, captured, inputs)
-                if type(node) is AccumulateGrad:
-                    if accumulate and (wanted_leaves is None or node in wanted_leaves):
-                        _accumulate(node, grads, stored, create_graph)
-                elif needed is None or node in needed:
-                    # a plain backward runs formulas on bare arrays where the node allows it
-                    raw = owned is not None and node.raw_ok
-                    if raw and type(grads) is Tensor:
-                        given = grads._data
-                    else:
-                        given = _arrays(grads) if raw else _tensors(grads)
-                    outs = node.apply(given)
-                    if anomaly:
-                        _check_nan(node, outs)
-                    for child, g, nr in zip(node._next, outs, node._nrs or _ZEROS, strict=False):
-                        if child is not None and g is not None:
-                            # a new array nobody else holds: later sums may go into it in place
-                            fresh = raw and type(g) is np.ndarray and g.base is None and _fresh(g, given, outs)
-                            if child.num_outputs == 1:
-                                old = buffers.get(child)
-                                if old is None:
-                                    buffers[child] = g
-                                    if fresh:
-                                        owned.add(id(g))
-                                else:
-                                    buffers[child] = _sum(old, g, owned, fresh)
-                            else:
-                                _add_to_buffer(buffers, child, nr, g, owned, fresh)
-                    if not retain_graph and node._saved:
-                        node._saved = FREED  # released; a node that saved nothing can run again, as in PyTorch
-                    outs = given = grads = g = old = None  # hold no gradient into the next node's formula
-            for child in node._next:
+            if grads is None:  # no gradient reached this node: it still counts as done for its inputs
+                for child in nexts:
+                    if child is not None:
+                        left = deps[child] - 1
+                        deps[child] = left
+                        if left == 0:
+                            ready.append(child)
+                continue
+            if node._retained is not None:
+                _fill_retained(node, _tensors(grads), stored, create_graph)
+            if capture and node in capture:
+                for nr, k in capture[node]:
+                    captured[k] = _tensors(grads) if node.num_outputs == 1 else _tensors(grads)[nr]
+            if type(node) is AccumulateGrad:
+                if accumulate and (wanted_leaves is None or node in wanted_leaves):
+                    _accumulate(node, grads, stored, create_graph)
+                continue
+            if needed is not None and node not in needed:
+                outs = ()
+            elif raw and node.raw_ok:
+                kind = type(grads)
+                outs = node.apply(grads._data if kind is Tensor else grads if kind is not list else _arrays(grads))
+            else:
+                outs = node.apply(_tensors(grads))
+            grads = None  # hold no gradient into the next node's formula
+            if anomaly:
+                _check_nan(node, outs)
+            if not retain_graph and node._saved:
+                node._saved = FREED  # released; a node that saved nothing can run again, as in PyTorch
+            nrs = node._nrs
+            k = 0
+            for child in nexts:
                 if child is not None:
+                    g = outs[k] if outs else None
+                    if g is not None:
+                        if child.num_outputs == 1:
+                            old = buffers.get(child)
+                            buffers[child] = g if old is None else _sum(old, g, raw, True)
+                            old = None
+                        else:
+                            _add_to_buffer(buffers, child, nrs[k] if nrs else 0, g, raw)
+                        g = None
                     left = deps[child] - 1
                     deps[child] = left
                     if left == 0:
                         ready.append(child)
+                k += 1
+            outs = None
     finally:
         state.grad_enabled, state.releasing = recording, releasing
     return captured if not accumulate else None
+
+
+def _all_leaves_wanted(capture: dict[Node, Any], deps: dict[Node, int]) -> bool:
+    """Whether every target is a leaf and every leaf of the graph is a target."""
+    for node in capture:
+        if type(node) is not AccumulateGrad:
+            return False
+    for node in deps:
+        if type(node) is AccumulateGrad and node not in capture:
+            return False
+    return True
 
 
 def _leading_to(targets: set[Node], deps: dict[Node, int], roots: list[Node]) -> set[Node]:
@@ -225,43 +233,35 @@ def _leading_to(targets: set[Node], deps: dict[Node, int], roots: list[Node]) ->
     return needed
 
 
-def _sum(old: Any, g: Any, owned: set[int] | None, fresh: bool = False) -> Any:
-    """Add a gradient into a buffer. Under create_graph: tensors, recorded. Otherwise bare arrays, added in
-    place into the buffer when the walk owns it (a sum it made, or a node's new array), else into `g` when
-    `g` is such a new array. `owned` holds the ids of owned arrays while they sit in a buffer, and only
-    then: an id outliving its array could name an unrelated array later."""
-    if owned is None:
+# An array in a buffer may take the next gradient in place when nothing but the walk holds it: counted by
+# `sys.getrefcount` inside `_sum` called from the walk, that is the buffer (or the tuple the node returned),
+# the walk's variable, `_sum`'s parameter and getrefcount's own argument. Any other holder (a `.grad`, a
+# saved value, a captured gradient, the same array passed on to two nodes, a view's link to its base)
+# raises the count, and the sum is then a new array. As NumPy's own temporary elision, this relies on
+# CPython's reference counts, as measured on 3.11 (elsewhere sums are simply never made in place).
+_SOLE = 4
+
+
+def _sum(old: Any, g: Any, raw: bool, in_place: bool = False) -> Any:
+    """Add a gradient to a buffer's: recorded tensors under create_graph; otherwise bare arrays, added in
+    place into one of the two (`in_place`: called from the walk) when nobody else holds it, so that a leaf
+    reached by many paths costs one array, not one per path."""
+    if not raw:
         return old + g
-    a = old._data if type(old) is Tensor else old
-    b = g._data if type(g) is Tensor else g
-    if id(old) in owned and type(a) is np.ndarray and a.shape == np.shape(b) and a.dtype == b.dtype:
-        a += b
-        return old
-    if fresh and b.shape == np.shape(a) and a.dtype == b.dtype:
-        b += a
-        owned.add(id(g))
-        return g
-    owned.discard(id(old))  # replaced by the new total below
-    total = a + b
-    if type(total) is np.ndarray:
-        owned.add(id(total))
-    return total
+    if in_place and REUSE_TEMPORARIES:
+        if type(old) is np.ndarray and sys.getrefcount(old) <= _SOLE and _takes(old, g):
+            old += g
+            return old
+        if type(g) is np.ndarray and sys.getrefcount(g) <= _SOLE and _takes(g, old):
+            g += old
+            return g
+    return (old._data if type(old) is Tensor else old) + (g._data if type(g) is Tensor else g)
 
 
-def _fresh(g: np.ndarray, given: Any, outs: tuple) -> bool:
-    """Whether a gradient a node returned (an array that is no view) is a new array of its own: not the
-    gradient it was given (passed through, as AddBackward0 does), not returned twice, and writable."""
-    if g is given or not g.flags.writeable:
-        return False
-    if type(given) is list:
-        for x in given:
-            if x is g:
-                return False
-    seen = 0
-    for o in outs:
-        if o is g:
-            seen += 1
-    return seen == 1
+def _takes(a: np.ndarray, b: Any) -> bool:
+    """Whether `a += b` may write into `a` (which nobody else holds): the sum has `a`'s shape and dtype,
+    and `a` owns its memory."""
+    return a.base is None and a.flags.writeable and a.shape == np.shape(b) and a.dtype == getattr(b, "dtype", None)
 
 
 def _arrays(grads: Any) -> Any:
@@ -278,19 +278,15 @@ def _tensors(grads: Any) -> Any:
     return grads if type(grads) is Tensor else Tensor._make(np.asarray(grads), False, None)
 
 
-def _add_to_buffer(
-    buffers: dict[Node, Any], node: Node, nr: int, g: Any, owned: set[int] | None, fresh: bool = False
-) -> None:
+def _add_to_buffer(buffers: dict[Node, Any], node: Node, nr: int, g: Any, raw: bool) -> None:
     if node.num_outputs == 1:
         old = buffers.get(node)
-        buffers[node] = g if old is None else _sum(old, g, owned, fresh)
+        buffers[node] = g if old is None else _sum(old, g, raw)
     else:
         slots = buffers.get(node)
         if slots is None:
             slots = buffers[node] = [None] * node.num_outputs
-        slots[nr] = g if slots[nr] is None else _sum(slots[nr], g, owned, fresh)
-    if fresh and owned is not None and (buffers[node] if node.num_outputs == 1 else buffers[node][nr]) is g:
-        owned.add(id(g))
+        slots[nr] = g if slots[nr] is None else _sum(slots[nr], g, raw)
 
 
 def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:

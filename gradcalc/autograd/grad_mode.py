@@ -36,6 +36,8 @@ class _ThreadState(threading.local):
 
 
 state = _ThreadState()
+# True once any thread has turned anomaly mode on: until then operations skip reading `state.anomaly`
+anomaly_seen = False
 
 
 def is_grad_enabled() -> bool:
@@ -201,6 +203,8 @@ class detect_anomaly(_DecoratorContextManager):
 
     def __enter__(self) -> None:
         self._prev.append((state.anomaly, state.check_nan))
+        global anomaly_seen
+        anomaly_seen = True
         state.anomaly, state.check_nan = True, self.check_nan
 
     def __exit__(self, *exc: object) -> None:
@@ -216,6 +220,8 @@ class set_detect_anomaly:
     """Turn anomaly detection on or off: at once when called, restored on exit of a `with` block."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        global anomaly_seen
+        anomaly_seen = anomaly_seen or bool(mode)
         self.prev = (state.anomaly, state.check_nan)
         state.anomaly, state.check_nan = bool(mode), bool(check_nan)
 

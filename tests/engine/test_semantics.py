@@ -223,7 +223,38 @@ def float32_leaf(T: Lib) -> Any:
     return x.grad
 
 
-@scenarios(accumulates, two_paths_add, assigned_grad_accumulates, float32_leaf)
+def shared_gradient_array(T: Lib) -> Any:
+    # `(u + v) * 1.0` hands one new gradient array to both u's and v's nodes, and u gets a second gradient
+    # from `u * 1.0`: a sum made in place into the shared array would change v's gradient too. Both orders.
+    out = []
+    for swap in (False, True):
+        a = T.tensor([1.0, 2.0], requires_grad=True)
+        b = T.tensor([3.0, 4.0], requires_grad=True)
+        u, v = a * 2.0, b * 3.0
+        first, second = (u + v) * 1.0, u * 5.0
+        ((second + first) if swap else (first + second)).sum().backward()
+        out += [a.grad, b.grad]
+    return out
+
+
+def captured_gradient_kept(T: Lib) -> Any:
+    # grad() w.r.t. a non-leaf returns the gradient reaching it: later sums in the walk must not change it
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    m = x * 2.0
+    y = m + m * 1.0
+    gm, gx = T.autograd.grad((y * 1.0 + m * 4.0).sum(), (m, x))
+    return gm, gx
+
+
+def given_gradient_untouched(T: Lib) -> Any:
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    g = T.tensor([1.0, 1.0])
+    (x * 2.0 + x * 3.0).backward(g)
+    return g, x.grad
+
+
+@scenarios(accumulates, two_paths_add, assigned_grad_accumulates, float32_leaf, shared_gradient_array,
+           captured_gradient_kept, given_gradient_untouched)
 def test_accumulation(scenario: Callable) -> None:
     same(scenario)
 
@@ -1313,3 +1344,26 @@ def test_million_operation_chain() -> None:
                           cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+# -- the walk's buffers: sums in place only into arrays nobody else holds --------------------------------
+@pytest.mark.skipif(not gradcalc.autograd.temporaries.REUSE_TEMPORARIES, reason="reuse is on for CPython 3.11")
+@pytest.mark.parametrize("extra", [None, "old", "new"])
+def test_buffer_sum_in_place_only_for_a_sole_holder(extra: str | None) -> None:
+    """`engine._sum` called as the walk calls it (the buffer and the node's returned tuple hold the arrays):
+    with no other holder the sum goes into one of them (a leaf reached by many paths costs one array); with
+    one more holder, of either array, the sum is a new array and the held one is unchanged."""
+    from gradcalc.autograd import engine
+
+    buffers = {"node": np.ones(3)}
+    outs = (np.full(3, 2.0),)
+    held = {"old": buffers["node"], "new": outs[0]}.get(extra) if extra else None  # noqa: F841 (a holder)
+    old = buffers.get("node")
+    g = outs[0]
+    total = engine._sum(old, g, True, True)
+    np.testing.assert_array_equal(total, np.full(3, 3.0))
+    if extra is None:
+        assert total is old or total is g
+    else:
+        assert total is not held  # the held array is left as it was
+        np.testing.assert_array_equal(held, np.ones(3) if extra == "old" else np.full(3, 2.0))

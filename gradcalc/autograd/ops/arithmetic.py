@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import grad_mode
 from ..grad_mode import state
 from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
 from ..tensor import Tensor
@@ -57,11 +58,12 @@ class _Binary(Node):
 _new = object.__new__
 
 
-def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = None, other: Any = None) -> Tensor:
+def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any) -> Tensor:
     """The result of a binary operation, recorded when grad mode is on and an input requires grad.
 
-    `record`, `result` and `Node.save` are inlined here: this is the engine's hottest path, and every
-    call and object it avoids is paid once per operation of every user's graph."""
+    `record`, `result`, `Tensor._make` and `Node.save` are inlined here: this is the engine's hottest path,
+    and every call and object it avoids is paid once per operation of every user's graph. (Callers pass
+    every argument by position for the same reason: keywords cost as much as two attribute stores.)"""
     if type(data) is not np.ndarray:
         data = np.asarray(data)
     ta = type(a) is Tensor and a._requires_grad
@@ -69,15 +71,19 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = 
     if not ((ta or tb) and state.grad_enabled):
         return Tensor._make(data, False, None)
     node = _new(cls)
-    node._next = (
-        (a.grad_fn or a._accumulate_node()) if ta else None,
-        (b.grad_fn or b._accumulate_node()) if tb else None,
-    )
-    node._nrs = None
-    if (ta and a._output_nr) or (tb and b._output_nr):
-        node._nrs = (a._output_nr if ta else 0, b._output_nr if tb else 0)
+    if ta:
+        na = a.grad_fn or a._accumulator or a._accumulate_node()
+        if tb:
+            node._next = (na, b.grad_fn or b._accumulator or b._accumulate_node())
+            node._nrs = (a._output_nr, b._output_nr) if a._output_nr or b._output_nr else None
+        else:
+            node._next = (na, None)
+            node._nrs = (a._output_nr, 0) if a._output_nr else None
+    else:
+        node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
+        node._nrs = (0, b._output_nr) if b._output_nr else None
     node._retained = None
-    node._trace = traceback_of_forward() if state.anomaly else None
+    node._trace = traceback_of_forward() if grad_mode.anomaly_seen and state.anomaly else None
     # input shapes, to sum broadcast gradients back; None when nothing was broadcast
     so = data.shape
     sa = a._data.shape if type(a) is Tensor else ()
@@ -91,7 +97,18 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None = 
             if t is not None and (t._vc is not None or t._inference):
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
                 break
-    return Tensor._make(data, True, node)
+    # the result, as Tensor._make makes it (recording implies that inference mode is off)
+    out = _new(Tensor)
+    out._data = data
+    out._requires_grad = True
+    out._grad = None
+    out.grad_fn = node
+    out._output_nr = 0
+    out._vc = None
+    out._accumulator = None
+    out._retains_grad = False
+    out._inference = False
+    return out
 
 
 # -- add, sub ---------------------------------------------------------------------------------------
@@ -104,8 +121,10 @@ class AddBackward0(_Binary):
 
 def add(a: Any, b: Any) -> Tensor:
     """a + b."""
+    if type(a) is Tensor and type(b) is float:  # the commonest operands first, without binary_operands
+        return _binary(AddBackward0, a, b, a._data + b, None, None)
     ad, bd = binary_operands(a, b)
-    return _binary(AddBackward0, a, b, ad + bd, save=None)
+    return _binary(AddBackward0, a, b, ad + bd, None, None)
 
 
 def _into_temporary(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray | None:
@@ -131,7 +150,7 @@ def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
         if type(a) is Tensor and dying(a, sys.getrefcount(a), sys.getrefcount(a._data), 4):
             data = _into_temporary(ufunc, a, b)
             if data is not None:
-                return _binary(node, a, b, data, save=None)
+                return _binary(node, a, b, data, None, None)
         return op(a, b)
 
     operator.__name__ = f"__{op.__name__}__"
@@ -149,7 +168,7 @@ class SubBackward0(_Binary):
 def sub(a: Any, b: Any) -> Tensor:
     """a - b."""
     ad, bd = binary_operands(a, b)
-    return _binary(SubBackward0, a, b, ad - bd, save=None)
+    return _binary(SubBackward0, a, b, ad - bd, None, None)
 
 
 def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
@@ -172,7 +191,7 @@ class RsubBackward1(_Binary):
 def rsub(a: Tensor, b: Any) -> Tensor:
     """b - a, for a number b (Python's `2 - x`)."""
     ad, bd = binary_operands(a, b)
-    return _binary(RsubBackward1, a, b, bd - ad, save=None)
+    return _binary(RsubBackward1, a, b, bd - ad, None, None)
 
 
 # -- mul, div ---------------------------------------------------------------------------------------
@@ -191,16 +210,17 @@ class MulBackward0(_Binary):
 
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
+    if type(a) is Tensor and type(b) is float:  # the commonest operands first, without binary_operands
+        return _binary(MulBackward0, a, b, a._data * b, NOTHING, b)
     ad, bd = binary_operands(a, b)
     data = ad * bd
     if type(b) is not Tensor:
-        return _binary(MulBackward0, a, b, data, save=NOTHING, other=b)
+        return _binary(MulBackward0, a, b, data, NOTHING, b)
     if type(a) is not Tensor:
-        return _binary(MulBackward0, b, a, data, save=NOTHING, other=a)
+        return _binary(MulBackward0, b, a, data, NOTHING, a)
     # each input's gradient needs the other input: save only what will be needed
-    return _binary(
-        MulBackward0, a, b, data, save=(a if b._requires_grad else None, b if a._requires_grad else None)
-    )
+    save = (a if b._requires_grad else None, b if a._requires_grad else None)
+    return _binary(MulBackward0, a, b, data, save, None)
 
 
 class DivBackward0(_Binary):
@@ -219,10 +239,10 @@ def div(a: Any, b: Any) -> Tensor:
     """a / b (true division)."""
     ad, bd = binary_operands(a, b)
     if type(b) is not Tensor:
-        return _binary(DivBackward0, a, b, ad / bd, save=NOTHING, other=b)
+        return _binary(DivBackward0, a, b, ad / bd, NOTHING, b)
     if type(a) is not Tensor:  # number / tensor: PyTorch computes it as reciprocal(b) * a
         return mul(E.reciprocal(b), a)
-    return _binary(DivBackward0, a, b, ad / bd, save=(a if b._requires_grad else None, b))
+    return _binary(DivBackward0, a, b, ad / bd, (a if b._requires_grad else None, b), None)
 
 
 class NegBackward0(Node):
@@ -289,7 +309,7 @@ def pow(a: Any, b: Any) -> Tensor:
     ad, bd = binary_operands(a, b)
     data = ad**bd
     if type(b) is not Tensor:
-        return _binary(PowBackward0, a, b, data, save=(a,), other=b)
+        return _binary(PowBackward0, a, b, data, (a,), b)
     if type(a) is not Tensor:
         node = record(PowBackward2, a, b)
         out = result(data, node)
@@ -297,7 +317,7 @@ def pow(a: Any, b: Any) -> Tensor:
             node.shapes, node.other = ((), _shape(b)), a
             node.save(SavedOutput(out))
         return out
-    return _binary(PowBackward1, a, b, data, save=(a, b))
+    return _binary(PowBackward1, a, b, data, (a, b), None)
 
 
 # -- floor division and remainder ----------------------------------------------------------------------
@@ -350,10 +370,10 @@ def remainder(a: Any, b: Any) -> Tensor:
     with np.errstate(divide="ignore", invalid="ignore"):
         data = np.remainder(ad, bd)
     if type(b) is not Tensor:
-        return _binary(RemainderBackward0, a, b, data, save=None)
+        return _binary(RemainderBackward0, a, b, data, None, None)
     if type(a) is not Tensor:
         a = Tensor._make(np.asarray(a, dtype=bd.dtype), False, None)
-    return _binary(RemainderBackward1, a, b, data, save=(a, b))
+    return _binary(RemainderBackward1, a, b, data, (a, b), None)
 
 
 METHODS = {

@@ -8,7 +8,6 @@ An operation is written as two halves side by side (see `arithmetic.py`):
 
 from __future__ import annotations
 
-import sys
 import weakref
 from typing import Any
 
@@ -16,6 +15,7 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node
+from ..temporaries import REUSE_TEMPORARIES
 from ..tensor import Tensor, version_of
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -110,11 +110,6 @@ def result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
     if (a.ndim == 0) != (b.ndim == 0):
         return b.dtype if a.ndim == 0 else a.dtype
     return np.promote_types(a.dtype, b.dtype)
-
-
-# Reference counts are what they are on the CPython they were measured on (3.11, the project's); other
-# versions count stack references differently (3.14 borrows them), so there the reuse is simply off.
-REUSE_TEMPORARIES = sys.version_info[:2] == (3, 11)
 
 
 def dying(t: Tensor, refs: int, data_refs: int, temp_refs: int) -> bool:

@@ -411,7 +411,7 @@ def _pairwise(a: Any, b: Any, ufunc: np.ufunc, cls: type[A._Binary], name: str) 
     ad, bd = binary_operands(a, b)
     # the second operand first: NumPy then keeps the first where they are equal (signed zeros as PyTorch)
     data = ufunc(bd, ad)
-    return A._binary(cls, a, b, data, save=(a, b))
+    return A._binary(cls, a, b, data, (a, b), None)
 
 
 def maximum(a: Tensor, b: Tensor) -> Tensor:
