@@ -12,3 +12,5 @@ from __future__ import annotations
 import sys
 
 REUSE_TEMPORARIES = sys.version_info[:2] == (3, 11)
+# Below this many elements a new array costs less than proving that an old one may be reused.
+REUSE_MIN_SIZE = 1024

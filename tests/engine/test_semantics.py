@@ -1367,3 +1367,41 @@ def test_buffer_sum_in_place_only_for_a_sole_holder(extra: str | None) -> None:
     else:
         assert total is not held  # the held array is left as it was
         np.testing.assert_array_equal(held, np.ones(3) if extra == "old" else np.full(3, 2.0))
+
+
+# -- forward: a dying temporary's array may take the result ---------------------------------------------
+BIG = 4096  # above REUSE_MIN_SIZE: small arrays are never reused
+
+
+def test_held_temporaries_are_never_overwritten() -> None:
+    """Operators may write into a temporary only when nothing else can see it: a named tensor, a detached
+    alias or a view keeps its values; results and gradients are those of plain NumPy."""
+    base = np.linspace(-1.0, 1.0, BIG)
+    x = gradcalc.tensor(base, requires_grad=True)
+    t = x * 2.0
+    alias = (x * 3.0).detach()
+    view_base = x * 4.0
+    view = view_base[:10]
+    y = (t + 1.0) + (t - 1.0) + gradcalc.sin(t) + gradcalc.exp(view_base) * 0.0 + alias * 0.0
+    np.testing.assert_array_equal(t.detach().numpy(), base * 2.0)
+    np.testing.assert_array_equal(alias.numpy(), base * 3.0)
+    np.testing.assert_array_equal(view.detach().numpy(), base[:10] * 4.0)
+    np.testing.assert_allclose(y.detach().numpy(), 4.0 * base + np.sin(2.0 * base), rtol=1e-15)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 4.0 + 2.0 * np.cos(2.0 * base), rtol=1e-15)
+
+
+@pytest.mark.skipif(not gradcalc.autograd.temporaries.REUSE_TEMPORARIES, reason="reuse is on for CPython 3.11")
+def test_dying_temporaries_are_reused() -> None:
+    """`exp(x * 2.0 + 1.0) - 0.5` over a large tensor makes one new array, not three: the temporaries'
+    arrays take the results (the `+`, `exp` and `-` need neither input for backward)."""
+    import tracemalloc
+
+    x = gradcalc.tensor(np.linspace(0.0, 1.0, 1 << 18))
+    nbytes = x.numpy().nbytes
+    tracemalloc.start()
+    y = gradcalc.exp(x * 2.0 + 1.0) - 0.5
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < 1.5 * nbytes
+    np.testing.assert_allclose(y.numpy(), np.exp(x.numpy() * 2.0 + 1.0) - 0.5, rtol=1e-15)

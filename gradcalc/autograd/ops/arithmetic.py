@@ -14,6 +14,7 @@ import numpy as np
 from .. import grad_mode
 from ..grad_mode import state
 from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
+from ..temporaries import REUSE_MIN_SIZE
 from ..tensor import Tensor
 from .core import binary_operands, dying, needs, record, result
 
@@ -147,7 +148,11 @@ def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
     temporary's reference count is known (3: the expression's stack, this frame, getrefcount's argument)."""
 
     def operator(a: Any, b: Any) -> Tensor:
-        if type(a) is Tensor and dying(a, sys.getrefcount(a), sys.getrefcount(a._data), 4):
+        if (
+            type(a) is Tensor
+            and a._data.size >= REUSE_MIN_SIZE
+            and dying(a, sys.getrefcount(a), sys.getrefcount(a._data), 4)
+        ):
             data = _into_temporary(ufunc, a, b)
             if data is not None:
                 return _binary(node, a, b, data, None, None)
@@ -210,8 +215,12 @@ class MulBackward0(_Binary):
 
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
-    if type(a) is Tensor and type(b) is float:  # the commonest operands first, without binary_operands
-        return _binary(MulBackward0, a, b, a._data * b, NOTHING, b)
+    if type(a) is Tensor:  # the commonest operands first, without binary_operands
+        if type(b) is float:
+            return _binary(MulBackward0, a, b, a._data * b, NOTHING, b)
+        if type(b) is Tensor and a._data.dtype is b._data.dtype:
+            save = (a if b._requires_grad else None, b if a._requires_grad else None)
+            return _binary(MulBackward0, a, b, a._data * b._data, save, None)
     ad, bd = binary_operands(a, b)
     data = ad * bd
     if type(b) is not Tensor:
@@ -306,6 +315,8 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
 
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
+    if type(a) is Tensor and type(b) is float:  # the commonest operands first, without binary_operands
+        return _binary(PowBackward0, a, b, a._data**b, (a,), b)
     ad, bd = binary_operands(a, b)
     data = ad**bd
     if type(b) is not Tensor:

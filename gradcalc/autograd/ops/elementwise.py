@@ -22,6 +22,7 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node, SavedOutput, traceback_of_forward
+from ..temporaries import REUSE_MIN_SIZE
 from ..tensor import Tensor
 from . import arithmetic as A
 from .core import _CATEGORY, binary_operands, dying, needs, record, result
@@ -134,7 +135,7 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
             if isinstance(x, np.ndarray | np.generic):  # a bare array, inside a backward formula: compute
                 return forward(x)
             raise TypeError(f"{name}() takes a tensor, not {type(x).__name__}: wrap it in tensor(...)")
-        if in_place and dying(x, sys.getrefcount(x), sys.getrefcount(x._data), 3):
+        if in_place and x._data.size >= REUSE_MIN_SIZE and dying(x, sys.getrefcount(x), sys.getrefcount(x._data), 3):
             data = forward(x._data, out=x._data)  # a temporary's array, reused as NumPy's elision would
         else:
             data = forward(x._data)
