@@ -56,7 +56,7 @@ def _check_roots(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> 
                     f"{what}: the output has shape {tuple(t._data.shape)}; a gradient can only be implied "
                     "for a single-element output: pass gradient= (or grad_outputs=) of the same shape"
                 )
-            g = Tensor._make(np.ones_like(t._data), False, None)
+            g = Tensor._make(np.ones(t._data.shape, t._data.dtype), False, None)
         elif not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=t._data.dtype), False, None)
         if g._data.shape != t._data.shape:
@@ -132,7 +132,9 @@ def run_backward(
     stored: set[int] = {id(g._data) for _, g in roots}  # arrays already handed out: copy, never share
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = state.anomaly and state.check_nan
-    ready = [node for node in dict.fromkeys(node for node, _ in root_edges) if deps[node] == 0]
+    ready = [node for node, _ in root_edges if deps[node] == 0]
+    if len(ready) > 1:
+        ready = list(dict.fromkeys(ready))  # each root node once
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
@@ -163,7 +165,9 @@ def run_backward(
                 outs = ()
             elif raw and node.raw_ok:
                 kind = type(grads)
-                outs = node.apply(grads._data if kind is Tensor else grads if kind is not list else _arrays(grads))
+                if kind is Tensor:  # a root's gradient; a 0-d one as a NumPy scalar, as saved values are
+                    grads = grads._data if grads._data.ndim else grads._data[()]
+                outs = node.apply(grads if kind is not list else _arrays(grads))
             else:
                 outs = node.apply(_tensors(grads))
             grads = None  # hold no gradient into the next node's formula

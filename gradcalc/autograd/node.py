@@ -119,7 +119,9 @@ class Node:
                 if (0 if counter is None else counter.value) != v:
                     raise RuntimeError(version_mismatch(t, self, i, v))
             if raw:
-                out.append(t._data)
+                # a 0-d array as a NumPy scalar: arithmetic on scalars costs a tenth of that on 0-d arrays
+                d = t._data
+                out.append(d if d.ndim else d[()])
             else:
                 out.append(t.unpack(self) if type(t) is SavedOutput else t)
         if raw and state.releasing:

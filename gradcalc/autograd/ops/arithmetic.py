@@ -216,7 +216,7 @@ class MulBackward0(_Binary):
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
     if type(a) is Tensor:  # the commonest operands first, without binary_operands
-        if type(b) is float:
+        if type(b) is float or type(b) is int:
             return _binary(MulBackward0, a, b, a._data * b, NOTHING, b)
         if type(b) is Tensor and a._data.dtype is b._data.dtype:
             save = (a if b._requires_grad else None, b if a._requires_grad else None)
@@ -315,7 +315,7 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
 
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
-    if type(a) is Tensor and type(b) is float:  # the commonest operands first, without binary_operands
+    if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
         return _binary(PowBackward0, a, b, a._data**b, (a,), b)
     ad, bd = binary_operands(a, b)
     data = ad**bd
