@@ -117,13 +117,18 @@ class AddBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return self.grads(g if needs(self, 0) else None, g if needs(self, 1) else None)
+        first, second = self._next
+        return self.grads(g if first is not None else None, g if second is not None else None)
 
 
 def add(a: Any, b: Any) -> Tensor:
     """a + b."""
-    if type(a) is Tensor and type(b) is float:  # the commonest operands first, without binary_operands
-        return _binary(AddBackward0, a, b, a._data + b, None, None)
+    if type(a) is Tensor:  # the commonest operands first, without binary_operands
+        ad = a._data if a._data.ndim else a._data[()]
+        if type(b) is float:
+            return _binary(AddBackward0, a, b, ad + b, None, None)
+        if type(b) is Tensor and a._data.dtype is b._data.dtype:
+            return _binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
     ad, bd = binary_operands(a, b)
     return _binary(AddBackward0, a, b, ad + bd, None, None)
 
@@ -216,11 +221,12 @@ class MulBackward0(_Binary):
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
     if type(a) is Tensor:  # the commonest operands first, without binary_operands
+        ad = a._data if a._data.ndim else a._data[()]
         if type(b) is float or type(b) is int:
-            return _binary(MulBackward0, a, b, a._data * b, NOTHING, b)
+            return _binary(MulBackward0, a, b, ad * b, NOTHING, b)
         if type(b) is Tensor and a._data.dtype is b._data.dtype:
             save = (a if b._requires_grad else None, b if a._requires_grad else None)
-            return _binary(MulBackward0, a, b, a._data * b._data, save, None)
+            return _binary(MulBackward0, a, b, ad * (b._data if b._data.ndim else b._data[()]), save, None)
     ad, bd = binary_operands(a, b)
     data = ad * bd
     if type(b) is not Tensor:
@@ -316,7 +322,7 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
-        return _binary(PowBackward0, a, b, a._data**b, (a,), b)
+        return _binary(PowBackward0, a, b, (a._data if a._data.ndim else a._data[()]) ** b, (a,), b)
     ad, bd = binary_operands(a, b)
     data = ad**bd
     if type(b) is not Tensor:

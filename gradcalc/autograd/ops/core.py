@@ -90,14 +90,22 @@ def operand(x: Any) -> Any:
 
 
 def binary_operands(a: Any, b: Any) -> tuple[Any, Any]:
-    """NumPy operands for a binary operation, cast to PyTorch's result dtype when two tensors differ."""
+    """NumPy operands for a binary operation, cast to PyTorch's result dtype when two tensors differ.
+
+    A 0-d array is given as a NumPy scalar: NumPy promotes the two alike, and arithmetic on scalars costs a
+    fraction of that on 0-d arrays (the operation wraps the result back into an array)."""
     ad = a._data if type(a) is Tensor else operand(a)
     if type(b) is not Tensor:
-        return ad, operand(b)
-    bd = b._data
-    if type(ad) is np.ndarray and ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
-        dtype = result_dtype(ad, bd)
-        ad, bd = ad.astype(dtype, copy=False), bd.astype(dtype, copy=False)
+        bd = operand(b)
+    else:
+        bd = b._data
+        if type(ad) is np.ndarray and ad.dtype is not bd.dtype and ad.dtype != bd.dtype:
+            dtype = result_dtype(ad, bd)
+            ad, bd = ad.astype(dtype, copy=False), bd.astype(dtype, copy=False)
+    if type(ad) is np.ndarray and not ad.ndim:
+        ad = ad[()]
+    if type(bd) is np.ndarray and not bd.ndim:
+        bd = bd[()]
     return ad, bd
 
 
