@@ -10,10 +10,10 @@ from .tensor import Tensor
 
 
 def _as_list(x: Any) -> list:
+    if type(x) is Tensor or isinstance(x, Tensor):
+        return [x]
     if x is None:
         return []
-    if isinstance(x, Tensor):
-        return [x]
     return list(x)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import grad_mode
 from .grad_mode import state
 from .node import FREED, AccumulateGrad, Node
 from .temporaries import REUSE_TEMPORARIES
@@ -56,7 +57,8 @@ def _check_roots(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> 
                     f"{what}: the output has shape {tuple(t._data.shape)}; a gradient can only be implied "
                     "for a single-element output: pass gradient= (or grad_outputs=) of the same shape"
                 )
-            g = Tensor._make(np.ones(t._data.shape, t._data.dtype), False, None)
+            one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
+            g = Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
         elif not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=t._data.dtype), False, None)
         if g._data.shape != t._data.shape:
@@ -88,13 +90,18 @@ def run_backward(
     """Run the walk. With `accumulate`, add gradients into leaves' `.grad` (only into `inputs` when given);
     otherwise return the gradients that reach `inputs` (None for an input no gradient reached)."""
     # -- 1. the graph: which nodes, and how many edges lead into each ----------------------------------
-    root_edges = [(t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._accumulate_node(), 0) for t, _ in roots]
     deps: dict[Node, int] = {}
-    stack: list[Node] = []
-    for node, _ in root_edges:
+    buffers: dict[Node, Any] = {}  # the gradients arrived at each node so far
+    stored: set[int] = set()  # arrays already handed out (the roots' gradients): copy, never share
+    root_nodes: list[Node] = []
+    for t, g in roots:
+        node, nr = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._accumulate_node(), 0)
         if node not in deps:
             deps[node] = 0
-            stack.append(node)
+            root_nodes.append(node)
+        _add_to_buffer(buffers, node, nr, g, False)
+        stored.add(id(g._data))
+    stack = root_nodes.copy()
     while stack:
         for child in stack.pop()._next:
             if child is not None:
@@ -123,18 +130,12 @@ def run_backward(
         # Every recorded node leads to some leaf's AccumulateGrad; when all those leaves are targets (and
         # every target is a leaf), every node is needed, and the pruning pass can be skipped.
         if not _all_leaves_wanted(capture, deps):
-            needed = _leading_to(set(capture), deps, [node for node, _ in root_edges])
+            needed = _leading_to(set(capture), deps, root_nodes)
 
     # -- 2. the walk --------------------------------------------------------------------------------
-    buffers: dict[Node, Any] = {}
-    for (node, nr), (_, g) in zip(root_edges, roots, strict=True):
-        _add_to_buffer(buffers, node, nr, g, False)
-    stored: set[int] = {id(g._data) for _, g in roots}  # arrays already handed out: copy, never share
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
-    anomaly = state.anomaly and state.check_nan
-    ready = [node for node, _ in root_edges if deps[node] == 0]
-    if len(ready) > 1:
-        ready = list(dict.fromkeys(ready))  # each root node once
+    anomaly = grad_mode.anomaly_seen and state.anomaly and state.check_nan
+    ready = [node for node in root_nodes if deps[node] == 0]
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
