@@ -93,7 +93,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     node.other = other
     node._versions = None
     node._saved = save
-    if save is not None:
+    if save is not None and save is not NOTHING:
         for t in save:
             if t is not None and (t._vc is not None or t._inference):
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
@@ -209,10 +209,11 @@ class MulBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        a, b = self.unpack_saved(type(g) is not Tensor)
-        if b is None:  # times a number, kept in `other`
-            b = self.other
         first, second = self._next
+        if self._saved is NOTHING:  # times a number, kept in `other`
+            ga = g * self.other
+            return (ga, None) if self.shapes is None else self.grads(ga, None)
+        a, b = self.unpack_saved(type(g) is not Tensor)
         gb = g * a if second is not None else None
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
         return self.grads(g * b if first is not None else None, gb)
