@@ -42,8 +42,10 @@ def gradcalc_command() -> list[str]:
 
 def environment(state_dir: str) -> dict[str, str]:
     """The environment of each run: a private history directory, no colour, one BLAS thread. Each gradcalc
-    run uses the caches a user's would (the language's parser tables in ~/.cache/gradcalc)."""
-    env = dict(os.environ)
+    run uses the caches a user's would (the language's parser tables in ~/.cache/gradcalc), and bytecode
+    caching is on, as in an installed package (this environment may set PYTHONDONTWRITEBYTECODE, which
+    would time the compiling of every module that has no bytecode yet)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(XDG_STATE_HOME=state_dir, NO_COLOR="1", TERM="xterm", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                PROMPT_TOOLKIT_NO_CPR="1")  # pexpect does not answer cursor-position requests as terminals do

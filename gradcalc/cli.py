@@ -3,19 +3,23 @@
 Exit status: 0 when everything ran, 1 when the program had an error (syntax or runtime), 2 on a usage
 error (an unknown flag, a missing file), which is reported in one line.
 
-This module is on the cold-start path of `gradcalc -e '1 + 1'`: it imports argparse, and the language
-only once the command line is known to be valid. The REPL's prompt_toolkit is imported only for the REPL.
+This module is on the cold-start path of `gradcalc -e '1 + 1'`: the plainest command lines (`-e TEXT`...,
+one FILE, nothing) are read without argparse, which costs a cold start a few milliseconds to import and
+build (it imports shutil, and with it bz2, lzma and zlib); anything else goes to argparse. The language
+is imported only once the command line is known to be valid, and the REPL's prompt_toolkit only for the
+REPL.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn, TextIO
+from typing import TYPE_CHECKING, Any, NoReturn, TextIO
 
 if TYPE_CHECKING:
+    import argparse
+
     from gradcalc.lang import Session
 
 PROG = "gradcalc"
@@ -55,15 +59,10 @@ class UsageError(Exception):
         self.hint = hint
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors become `UsageError` (one line) instead of a usage dump."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(message, hint=True)
-
-
 def _positive_int(text: str) -> int:
     """argparse type for --max-elements: a whole number >= 1."""
+    import argparse
+
     try:
         value = int(text)
     except ValueError:
@@ -81,6 +80,14 @@ def _version() -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (also the source of `gradcalc --help`)."""
+    import argparse
+
+    class _ArgumentParser(argparse.ArgumentParser):
+        """An ArgumentParser whose errors become `UsageError` (one line) instead of a usage dump."""
+
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(message, hint=True)
+
     parser = _ArgumentParser(
         prog=PROG,
         description=DESCRIPTION,
@@ -112,6 +119,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=_version())
     return parser
+
+
+class _Arguments:
+    """The options of a command line that `quick_arguments` read: what argparse would give for it."""
+
+    def __init__(self, file: str | None, expr: list[str]) -> None:
+        self.file = file
+        self.expr = expr
+        self.interactive = False
+        self.keep_going = False
+        self.format = "torch"
+        self.max_elements = DEFAULT_MAX_ELEMENTS
+
+
+def quick_arguments(argv: Sequence[str]) -> _Arguments | None:
+    """The plainest command lines, read without argparse: nothing, one FILE, or `-e TEXT` repeated. None for
+    any other (argparse then reads it, and reports its errors). A FILE or TEXT starting with '-' is left to
+    argparse too, which may take it for an option (`-e -x`) or a negative number (`-e -1`)."""
+    if not argv:
+        return _Arguments(None, [])
+    if len(argv) == 1:
+        return _Arguments(argv[0], []) if not argv[0].startswith("-") else None
+    if len(argv) % 2:
+        return None
+    texts = []
+    for flag, text in zip(argv[::2], argv[1::2], strict=True):
+        if flag != "-e" or text.startswith("-"):
+            return None
+        texts.append(text)
+    return _Arguments(None, texts)
 
 
 def _isatty(stream: TextIO | None) -> bool:
@@ -208,7 +245,10 @@ def _message(text: str) -> None:
 def _die_quietly_on_closed_pipe() -> None:
     """In batch mode, behave as Unix filters do when the reader goes away (`gradcalc FILE | head -1`): end at
     once on SIGPIPE, silently, instead of running the rest of the program into a closed pipe."""
-    import signal
+    try:
+        import _signal as signal  # the C module under `signal`, whose enums cost a cold start a millisecond
+    except ImportError:
+        import signal  # type: ignore[no-redef]
 
     if hasattr(signal, "SIGPIPE"):
         try:
@@ -238,7 +278,9 @@ def run_repl(session: Session) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    args: Any = quick_arguments(sys.argv[1:] if argv is None else argv)
+    if args is None:
+        args = build_parser().parse_args(argv)
     if args.file is not None and args.expr:
         raise UsageError("give either a script FILE or -e TEXT, not both", hint=True)
 

@@ -3,7 +3,8 @@
 `Session` runs source text over a workspace (the REPL, scripts and pipes share it); `check_complete`
 answers the REPL's Enter key; `KEYWORDS` and `BUILTINS` feed completion and highlighting.
 
-Importing this package is light: the parser (Lark) and the engine (NumPy) load when first needed.
+Importing this package is light: the parser and the engine (NumPy) load when first needed, and Lark
+only when the parser's cached tables must be made or a syntax error described (see parser.py).
 """
 
 from __future__ import annotations

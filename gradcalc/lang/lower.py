@@ -1,16 +1,18 @@
 """Lowering: from the grammar's rules to the records of `ast.py`.
 
 `Lowerer` has one callback per rule (or alias) of grammar/gradcalc.lark. The parser applies them while
-it parses (Lark's LALR parser with `transformer=`), bottom-up and without recursion, so no parse tree is
-ever built and a deeply nested input lowers as easily as a flat one. `check` then walks the statements
-once for what depends on context (`break` outside a loop, `save` outside a forward block, ...).
+it parses (parser.py's table-driven parser, or Lark's LALR parser with `transformer=`), bottom-up and
+without recursion, so no parse tree is ever built and a deeply nested input lowers as easily as a flat
+one. `check` then walks the statements once for what depends on context (`break` outside a loop, `save`
+outside a forward block, ...).
+
+This module does not import Lark: a token is anything that is a `str` with `type`, `line` and `column`
+attributes, which both Lark's `Token` and parser.py's `Tok` are (and no other child of a rule is a str).
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-from lark import Token, Transformer
 
 from . import ast as A
 from .errors import Loc, SyntaxProblem
@@ -23,6 +25,18 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'
 
 
 _new_tuple = tuple.__new__
+
+
+class Tok(str):
+    """A token of parser.py's own parser: the matched text, the terminal's name and where it starts. (Lark's
+    `Token` carries the same attributes; the callbacks take either.)"""
+
+    type: str
+    line: int
+    column: int
+
+
+Token = Tok  # the name the callbacks' annotations use: a Tok, or Lark's Token on Lark's error path
 
 
 def loc(tok: Token) -> Loc:
@@ -76,11 +90,11 @@ def _flatten_statements(children: list) -> list[A.Node]:
 
 
 def _tokens(children: list, *types: str) -> list[Token]:
-    return [c for c in children if isinstance(c, Token) and c.type in types]
+    return [c for c in children if isinstance(c, str) and c.type in types]
 
 
 def _nodes(children: list) -> list:
-    return [c for c in children if not isinstance(c, Token)]
+    return [c for c in children if not isinstance(c, str)]
 
 
 _TARGET_WORDS = {
@@ -117,8 +131,9 @@ def _check_target(node: A.Node, what: str = "assign to") -> None:
     )
 
 
-class Lowerer(Transformer):
-    """One callback per grammar rule; each returns an `ast` node (or a piece of one)."""
+class Lowerer:
+    """One callback per grammar rule; each returns an `ast` node (or a piece of one). A rule without a
+    callback here must be inlined (`_rule`) or always have one child (`?rule`): parser.py checks."""
 
     # -- program and blocks ----------------------------------------------------------------------
     def start(self, children: list) -> A.Program:
@@ -313,7 +328,7 @@ class Lowerer(Transformer):
 
     def operand(self, children: list) -> A.Node | _Prefixed:
         k = 0
-        while isinstance(children[k], Token) and children[k].type in PREFIX:
+        while isinstance(children[k], str) and children[k].type in PREFIX:
             k += 1
         node = children[k]
         for kind, *rest in children[k + 1 :]:

@@ -138,11 +138,12 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def _compile(self, source: str, unit: Unit) -> list:
-        from .parser import parse
+        from .parser import no_gc, parse
 
         try:
-            program = parse(source)
-            return self._interp.compile(program, unit)
+            with no_gc():  # the program and its closures are all kept: no collection need look at them
+                program = parse(source)
+                return self._interp.compile(program, unit)
         except GradcalcError as exc:
             exc.filename, exc.source = unit.filename, unit.source
             exc.interactive = unit.interactive  # type: ignore[attr-defined]
