@@ -793,7 +793,7 @@ def _parse_with_lark(text: str) -> tuple[A.Program, _BlockState]:
     state = postlex.begin(text)
     try:
         with no_gc():
-            program = _run_lalr(parser, text)
+            program = parser.parse(text)
     except UnexpectedInput as exc:
         raise _translate(exc, state) from None
     except SyntaxProblem as exc:
@@ -803,89 +803,6 @@ def _parse_with_lark(text: str) -> tuple[A.Program, _BlockState]:
         raise SyntaxProblem("the program is nested too deeply to parse", Loc(1, 1)) from None
     check(program)
     return program, state
-
-
-class _Driver:
-    """Lark's LALR parse loop, over Lark's own tables, lexer and callbacks, without its per-token overhead.
-
-    `ParserState.feed_token` looks a rule's callback up by hashing the Rule (a Python `__hash__`) and runs an
-    `assert` comparing rules (a Python `__eq__`) on every reduction; on a long program that is a fifth of
-    the parse. This loop precomputes, per parser state and on first visit, what each terminal does. It
-    raises Lark's own exceptions, with Lark's ParserState, so error reporting is unchanged. If Lark's
-    internals are not what this expects, `_run_lalr` falls back to `Lark.parse`.
-    """
-
-    def __init__(self, parser: Lark) -> None:
-        from lark.parsers.lalr_analysis import Shift
-        from lark.parsers.lalr_parser_state import ParseConf, ParserState
-
-        self.frontend = parser.parser
-        inner = self.frontend.parser.parser
-        self.conf = ParseConf(inner.parse_table, inner.callbacks, "start")
-        self.ParserState = ParserState
-        self.Shift = Shift
-        self.rows: dict[int, dict[str, tuple]] = {}
-
-    def row(self, state: int) -> dict[str, tuple]:
-        """What each terminal does in `state`: (True, next state) or (False, (size, rule name, callback))."""
-        conf = self.conf
-        out = {}
-        for term, (action, arg) in conf.states[state].items():
-            if action is self.Shift:
-                out[term] = (True, arg)
-            else:
-                out[term] = (False, (len(arg.expansion), arg.origin.name, conf.callbacks[arg]))
-        self.rows[state] = out
-        return out
-
-    def parse(self, text: str) -> Any:
-        from lark import Token
-        from lark.exceptions import UnexpectedToken
-
-        conf = self.conf
-        states = conf.states
-        rows = self.rows
-        lexer_thread = self.frontend._make_lexer_thread(text)
-        parser_state = self.ParserState(conf, lexer_thread)
-        state_stack = parser_state.state_stack
-        value_stack = parser_state.value_stack
-        token = None
-        for token in lexer_thread.lex(parser_state):
-            kind = token.type
-            while True:
-                row = rows.get(state_stack[-1]) or self.row(state_stack[-1])
-                entry = row.get(kind)
-                if entry is None:
-                    expected = {t for t in states[state_stack[-1]] if t.isupper()}
-                    raise UnexpectedToken(token, expected, state=parser_state)
-                if entry[0]:
-                    state_stack.append(entry[1])
-                    value_stack.append(token)
-                    break
-                size, origin, callback = entry[1]
-                if size:
-                    children = value_stack[-size:]
-                    del state_stack[-size:]
-                    del value_stack[-size:]
-                else:
-                    children = []
-                value_stack.append(callback(children))
-                state_stack.append(states[state_stack[-1]][origin][1])
-        end = Token.new_borrow_pos("$END", "", token) if token else Token("$END", "", 0, 1, 1)
-        return parser_state.feed_token(end, True)  # Lark's own loop for the last reductions
-
-
-_driver: _Driver | None = None
-
-
-def _run_lalr(parser: Lark, text: str) -> A.Program:
-    global _driver
-    if _driver is None:
-        try:
-            _driver = _Driver(parser)
-        except (AttributeError, ImportError, KeyError, TypeError):  # another Lark: its own loop
-            return parser.parse(text)
-    return _driver.parse(text)
 
 
 EXPR_START = {

@@ -92,7 +92,7 @@ def lark_parse(text: str) -> tuple[Any, bool]:
     parser, postlex = P.get_parser()
     state = postlex.begin(text)
     with P.no_gc():
-        program = P._run_lalr(parser, text)
+        program = parser.parse(text)
     return program, state.opened_block
 
 
