@@ -1405,3 +1405,51 @@ def test_dying_temporaries_are_reused() -> None:
     tracemalloc.stop()
     assert peak < 1.5 * nbytes
     np.testing.assert_allclose(y.numpy(), np.exp(x.numpy() * 2.0 + 1.0) - 0.5, rtol=1e-15)
+
+
+# -- backward formulas: `factor * grad` written into a factor nobody else holds ----------------------------
+def test_factor_products_in_place_keep_every_value() -> None:
+    """Large tensors through exp, sin, tanh and `*`, differentiated through a sum (the gradient is the
+    constant 1), a mean and an uneven gradient, twice with retain_graph: the gradients are NumPy's
+    formulas, the named intermediates and the saved values keep their values."""
+    base = np.linspace(-1.0, 1.0, BIG)
+    for reduce in ("sum", "mean", "weighted"):
+        x = gradcalc.tensor(base, requires_grad=True)
+        e = gradcalc.exp(x)  # named: its array must not take a product
+        y = gradcalc.sin(x) * x + e * 1.0 + gradcalc.tanh(x * 2.0) * gradcalc.exp(-x)
+        weights = np.linspace(0.5, 2.0, BIG)
+        out = {"sum": y.sum(), "mean": y.mean(), "weighted": (y * gradcalc.tensor(weights)).sum()}[reduce]
+        scale = {"sum": 1.0, "mean": 1.0 / BIG, "weighted": weights}[reduce]
+        t = np.tanh(2.0 * base)
+        expected = scale * (np.sin(base) + base * np.cos(base) + np.exp(base)
+                            + 2.0 * (1.0 - t * t) * np.exp(-base) - t * np.exp(-base))
+        out.backward(retain_graph=True)
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-13, atol=1e-15)
+        first = x.grad.numpy().copy()
+        x.grad = None
+        out.backward()  # the saved values survived the first backward unchanged
+        np.testing.assert_array_equal(x.grad.numpy(), first)
+        np.testing.assert_array_equal(e.detach().numpy(), np.exp(base))
+
+
+@pytest.mark.skipif(not gradcalc.autograd.temporaries.REUSE_TEMPORARIES, reason="reuse is on for CPython 3.11")
+def test_times_writes_only_into_a_factor_nobody_else_holds() -> None:
+    from gradcalc.autograd.temporaries import times
+
+    g = np.full(BIG, 3.0)
+    f = np.full(BIG, 2.0)
+    # (each call outside `assert`: pytest's rewriting of an assert would count the references differently)
+    product = times(f, g, sys.getrefcount(f))
+    assert product is f  # only `f` holds it: the product goes into it
+    np.testing.assert_array_equal(f, np.full(BIG, 6.0))
+    f = np.full(BIG, 2.0)
+    other = f  # a second holder
+    product = times(f, g, sys.getrefcount(f))
+    assert product is not f and other is f
+    np.testing.assert_array_equal(f, np.full(BIG, 2.0))
+    np.testing.assert_array_equal(product, np.full(BIG, 6.0))
+    del other
+    ones = np.broadcast_to(np.float64(1.0), (BIG,))
+    product = times(f, ones, sys.getrefcount(f))
+    assert product is f  # times the constant 1 of a sum: no pass at all
+    np.testing.assert_array_equal(f, np.full(BIG, 2.0))

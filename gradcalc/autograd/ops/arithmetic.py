@@ -14,7 +14,7 @@ import numpy as np
 from .. import grad_mode
 from ..grad_mode import state
 from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
-from ..temporaries import REUSE_MIN_SIZE
+from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from .core import binary_operands, dying, needs, record, result
 
@@ -213,10 +213,15 @@ class MulBackward0(_Binary):
         if self._saved is NOTHING:  # times a number, kept in `other`
             ga = g * self.other
             return (ga, None) if self.shapes is None else self.grads(ga, None)
-        a, b = self.unpack_saved(type(g) is not Tensor)
-        gb = g * a if second is not None else None
+        raw = type(g) is not Tensor
+        a, b = self.unpack_saved(raw)
+        gb = ga = None
+        if second is not None:
+            gb = times(a, g, sys.getrefcount(a)) if raw else g * a
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
-        return self.grads(g * b if first is not None else None, gb)
+        if first is not None:
+            ga = times(b, g, sys.getrefcount(b)) if raw else g * b
+        return self.grads(ga, gb)
 
 
 def mul(a: Any, b: Any) -> Tensor:

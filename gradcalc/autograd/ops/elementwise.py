@@ -22,7 +22,7 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node, SavedOutput, traceback_of_forward
-from ..temporaries import REUSE_MIN_SIZE
+from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from . import arithmetic as A
 from .core import _CATEGORY, binary_operands, dying, needs, record, result
@@ -78,52 +78,70 @@ def _select(mask: Any, g: Any) -> Any:
 
 
 # -- the table -------------------------------------------------------------------------------------------
-# name: (forward, node name, saves, backward(g, x, y)). A fresh intermediate comes first in a product with g,
-# so that NumPy reuses its memory for the result (it does so for a temporary left operand only).
-UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T], T]]] = {
-    "exp": (np.exp, "ExpBackward0", "y", lambda g, x, y: g * y),
-    "expm1": (np.expm1, "Expm1Backward0", "y", lambda g, x, y: (y + 1.0) * g),
+class Times:
+    """A derivative of the form `factor(x, y) * g`, as a row of the table gives it."""
+
+    __slots__ = ("factor",)
+
+    def __init__(self, factor: Callable[[T, T], T]) -> None:
+        self.factor = factor
+
+
+# name: (forward, node name, saves, backward(g, x, y)). Most derivatives are a factor times g, written
+# `Times(factor(x, y))`: a plain backward then writes the product into the factor when nothing else holds it
+# (a fresh intermediate, or a saved value let go), and skips it when g is a sum's constant 1.
+UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T], T] | Times]] = {
+    "exp": (np.exp, "ExpBackward0", "y", Times(lambda x, y: y)),
+    "expm1": (np.expm1, "Expm1Backward0", "y", Times(lambda x, y: y + 1.0)),
     "log": (np.log, "LogBackward0", "x", lambda g, x, y: g / x),
     "log2": (np.log2, "Log2Backward0", "x", lambda g, x, y: g / (x * math.log(2.0))),
     "log10": (np.log10, "Log10Backward0", "x", lambda g, x, y: g / (x * math.log(10.0))),
     "log1p": (np.log1p, "Log1PBackward0", "x", lambda g, x, y: g / (x + 1.0)),
-    "sin": (np.sin, "SinBackward0", "x", lambda g, x, y: cos(x) * g),
-    "cos": (np.cos, "CosBackward0", "x", lambda g, x, y: -sin(x) * g),
-    "tan": (np.tan, "TanBackward0", "y", lambda g, x, y: (y * y + 1.0) * g),
-    "asin": (np.arcsin, "AsinBackward0", "x", lambda g, x, y: rsqrt(1.0 - x * x) * g),
+    "sin": (np.sin, "SinBackward0", "x", Times(lambda x, y: cos(x))),
+    "cos": (np.cos, "CosBackward0", "x", Times(lambda x, y: -sin(x))),
+    "tan": (np.tan, "TanBackward0", "y", Times(lambda x, y: y * y + 1.0)),
+    "asin": (np.arcsin, "AsinBackward0", "x", Times(lambda x, y: rsqrt(1.0 - x * x))),
     "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: -(rsqrt(1.0 - x * x) * g)),
     "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / (x * x + 1.0)),
-    "sinh": (np.sinh, "SinhBackward0", "x", lambda g, x, y: cosh(x) * g),
-    "cosh": (np.cosh, "CoshBackward0", "x", lambda g, x, y: sinh(x) * g),
-    "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: (1.0 - y * y) * g),
+    "sinh": (np.sinh, "SinhBackward0", "x", Times(lambda x, y: cosh(x))),
+    "cosh": (np.cosh, "CoshBackward0", "x", Times(lambda x, y: sinh(x))),
+    "tanh": (np.tanh, "TanhBackward0", "y", Times(lambda x, y: 1.0 - y * y)),
     # at 0 the gradient is inf, as PyTorch's grad / (2 * result)
     "sqrt": (np.sqrt, "SqrtBackward0", "y", lambda g, x, y: g / (y * 2.0)),
-    "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", lambda g, x, y: (y**3.0 * -0.5) * g),
-    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", lambda g, x, y: -(y * y) * g),
+    "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", Times(lambda x, y: y**3.0 * -0.5)),
+    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", Times(lambda x, y: -(y * y))),
     # sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
-    "abs": (np.abs, "AbsBackward0", "x", lambda g, x, y: sign(x) * g),
+    "abs": (np.abs, "AbsBackward0", "x", Times(lambda x, y: sign(x))),
     "sign": (_sign, "SignBackward0", "", lambda g, x, y: _zeros_like(g)),
     # gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
     "relu": (_relu, "ReluBackward0", "y", lambda g, x, y: threshold_backward(g, y)),
-    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: (y * (1.0 - y)) * g),
-    "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: exp(-(x * x)) * (2.0 / math.sqrt(math.pi)) * g),
+    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", Times(lambda x, y: y * (1.0 - y))),
+    "erf": (_erf, "ErfBackward0", "x", Times(lambda x, y: exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))),
 }
 
 
 class UnaryNode(Node):
-    """The node of a row of `UNARY`: the saved (x, y) and the row's formula."""
+    """The node of a row of `UNARY`: the saved (x, y) and the row's formula, or its factor."""
 
     __slots__ = ()
     raw_ok = True
-    backward_formula: Callable[[T, T, T], T]
+    backward_formula: Callable[[T, T, T], T] | None = None
+    factor: Callable[[T, T], T] | None = None
 
     def apply(self, g: Tensor) -> tuple:
         x, y = self.unpack_saved(type(g) is not Tensor) or (None, None)
-        return (type(self).backward_formula(g, x, y),)
+        factor = type(self).factor
+        if factor is None:
+            return (type(self).backward_formula(g, x, y),)
+        f = factor(x, y)
+        x = y = None  # the saved values: let go, so that `f` may be all that holds its array
+        return (times(f, g, sys.getrefcount(f)),)
 
 
-def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Callable) -> Callable:
-    cls = type(node_name, (UnaryNode,), {"__slots__": (), "backward_formula": staticmethod(backward)})
+def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Any) -> Callable:
+    formula = {"factor": staticmethod(backward.factor)} if isinstance(backward, Times) else {
+        "backward_formula": staticmethod(backward)}
+    cls = type(node_name, (UnaryNode,), {"__slots__": (), **formula})
     save_x, save_y = "x" in saves, "y" in saves
 
     # the result may overwrite a dying input only when backward does not need the input (and NumPy
