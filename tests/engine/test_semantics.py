@@ -1453,3 +1453,15 @@ def test_times_writes_only_into_a_factor_nobody_else_holds() -> None:
     product = times(f, ones, sys.getrefcount(f))
     assert product is f  # times the constant 1 of a sum: no pass at all
     np.testing.assert_array_equal(f, np.full(BIG, 2.0))
+
+
+def test_a_bare_array_operand_broadcasts_the_tensor() -> None:
+    """A NumPy array operand is a constant like a number, but unlike a number it can broadcast the tensor:
+    the gradient is then summed back to the tensor's shape."""
+    for op in ("mul", "add", "sub", "div"):
+        a = gradcalc.tensor([1.0, 2.0, 4.0], requires_grad=True)
+        other = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+        getattr(a, f"__{'truediv' if op == 'div' else op}__")(other).sum().backward()
+        expected = {"mul": other.sum(0), "add": np.full(3, 2.0), "sub": np.full(3, 2.0),
+                    "div": (1.0 / other).sum(0)}[op]
+        np.testing.assert_allclose(a.grad.numpy(), expected, rtol=1e-15)

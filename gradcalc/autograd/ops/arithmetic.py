@@ -85,11 +85,14 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         node._nrs = (0, b._output_nr) if b._output_nr else None
     node._retained = None
     node._trace = traceback_of_forward() if grad_mode.anomaly_seen and state.anomaly else None
-    # input shapes, to sum broadcast gradients back; None when nothing was broadcast
-    so = data.shape
-    sa = a._data.shape if type(a) is Tensor else ()
-    sb = b._data.shape if type(b) is Tensor else ()
-    node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
+    # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
+    if type(b) is float or type(b) is int:
+        node.shapes = None
+    else:
+        so = data.shape
+        sa = a._data.shape if type(a) is Tensor else ()
+        sb = b._data.shape if type(b) is Tensor else ()
+        node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
     node.other = other
     node._versions = None
     node._saved = save
