@@ -229,19 +229,17 @@ class MulBackward0(_Binary):
 
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
-    if type(a) is Tensor:  # the commonest operands first, without binary_operands
-        ad = a._data if a._data.ndim else a._data[()]
-        if type(b) is float or type(b) is int:
-            return _binary(MulBackward0, a, b, ad * b, NOTHING, b)
-        if type(b) is Tensor and a._data.dtype is b._data.dtype:
-            save = (a if b._requires_grad else None, b if a._requires_grad else None)
-            return _binary(MulBackward0, a, b, ad * (b._data if b._data.ndim else b._data[()]), save, None)
-    ad, bd = binary_operands(a, b)
-    data = ad * bd
-    if type(b) is not Tensor:
-        return _binary(MulBackward0, a, b, data, NOTHING, b)
-    if type(a) is not Tensor:
-        return _binary(MulBackward0, b, a, data, NOTHING, a)
+    if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
+        return _binary(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
+    if type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype:  # binary_operands' work
+        data = (a._data if a._data.ndim else a._data[()]) * (b._data if b._data.ndim else b._data[()])
+    else:
+        ad, bd = binary_operands(a, b)
+        data = ad * bd
+        if type(b) is not Tensor:
+            return _binary(MulBackward0, a, b, data, NOTHING, b)
+        if type(a) is not Tensor:
+            return _binary(MulBackward0, b, a, data, NOTHING, a)
     # each input's gradient needs the other input: save only what will be needed
     save = (a if b._requires_grad else None, b if a._requires_grad else None)
     return _binary(MulBackward0, a, b, data, save, None)
