@@ -1465,3 +1465,31 @@ def test_a_bare_array_operand_broadcasts_the_tensor() -> None:
         expected = {"mul": other.sum(0), "add": np.full(3, 2.0), "sub": np.full(3, 2.0),
                     "div": (1.0 / other).sum(0)}[op]
         np.testing.assert_allclose(a.grad.numpy(), expected, rtol=1e-15)
+
+
+# -- the edges of a node: PyTorch's Tensor and Scalar overloads ---------------------------------------------
+def number_operand_edges(T: Lib) -> Any:
+    """A number operand keeps an empty edge where PyTorch's Tensor overload takes it (`x * 2.0`), and has
+    none where its Scalar overload does (`x ** 2`, `2 - x`, `2 ** x`, `x % 2.0`, `x // 2.0`)."""
+    x = T.tensor(3.0, requires_grad=True)
+    c = T.tensor(2.0)
+    made = [x * 2.0, 2.0 * x, x + 1.0, x - 1.0, 1.0 - x, x / 2.0, 2.0 / x, x**2, x**2.5, 2**x, x % 2.0,
+            x // 2.0, x * c, c * x, x / c, c / x, -x, T.add(x, 1.0, alpha=3)]
+    return [y.grad_fn.next_functions for y in made]
+
+
+def add_sub_alpha(T: Lib) -> Any:
+    """`add`/`sub` with alpha record one node, as PyTorch's, and differentiate to the second order."""
+    x = T.tensor([1.0, 2.0], requires_grad=True)
+    w = T.tensor([3.0, -1.0], requires_grad=True)
+    out = []
+    for y in (x.add(w * w, alpha=2.5), T.sub(x, w * w, alpha=-3), x.add(w, alpha=2), x.sub(2.0, alpha=4)):
+        gx, gw = T.autograd.grad(y.sum(), (x, w), create_graph=True, allow_unused=True)
+        second = T.autograd.grad(gw.sum(), w) if gw is not None and gw.requires_grad else None
+        out += [y, y.grad_fn.next_functions, gx, gw, second]
+    return out
+
+
+@scenarios(number_operand_edges, add_sub_alpha)
+def test_node_edges_as_pytorch(scenario: Callable) -> None:
+    same(scenario)

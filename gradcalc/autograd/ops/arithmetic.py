@@ -45,6 +45,9 @@ class _Binary(Node):
 
     __slots__ = ("shapes", "other")
     raw_ok = True
+    # Whether a number operand keeps an (empty) edge, as PyTorch's Tensor overloads do (`x * 2.0` shows
+    # `(None, 0)` for the 2.0); PyTorch's Scalar overloads (`x ** 2`, `2 - x`, `x % 2`) have one edge only.
+    number_edge = True
 
     def grads(self, ga: Any, gb: Any) -> tuple[Tensor | None, Tensor | None]:
         if self.shapes is None:
@@ -77,9 +80,12 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         if tb:
             node._next = (na, b.grad_fn or b._accumulator or b._accumulate_node())
             node._nrs = (a._output_nr, b._output_nr) if a._output_nr or b._output_nr else None
-        else:
+        elif cls.number_edge or type(b) is Tensor:
             node._next = (na, None)
             node._nrs = (a._output_nr, 0) if a._output_nr else None
+        else:
+            node._next = (na,)
+            node._nrs = (a._output_nr,) if a._output_nr else None
     else:
         node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
         node._nrs = (0, b._output_nr) if b._output_nr else None
@@ -117,11 +123,16 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
 
 # -- add, sub ---------------------------------------------------------------------------------------
 class AddBackward0(_Binary):
+    """a + b, or `add(a, b, alpha=k)`: a + k*b, with k in `other`."""
+
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
         first, second = self._next
-        return self.grads(g if first is not None else None, g if second is not None else None)
+        gb = None
+        if second is not None:
+            gb = g if self.other is None else g * self.other
+        return self.grads(g if first is not None else None, gb)
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -172,10 +183,15 @@ def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
 
 
 class SubBackward0(_Binary):
+    """a - b, or `sub(a, b, alpha=k)`: a - k*b, with k in `other`."""
+
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return self.grads(g if needs(self, 0) else None, -g if needs(self, 1) else None)
+        gb = None
+        if needs(self, 1):
+            gb = -g if self.other is None else g * -self.other
+        return self.grads(g if needs(self, 0) else None, gb)
 
 
 def sub(a: Any, b: Any) -> Tensor:
@@ -185,17 +201,27 @@ def sub(a: Any, b: Any) -> Tensor:
 
 
 def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
-    """`add(a, b, alpha=k)`: a + k*b (the operator `+` skips this wrapper, to stay lean)."""
-    return add(a, b if alpha == 1 else mul(b, alpha))
+    """`add(a, b, alpha=k)`: a + k*b, one node as in PyTorch (the operator `+` skips this wrapper)."""
+    return _scaled(AddBackward0, add, np.add, a, b, alpha)
 
 
 def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     """`sub(a, b, alpha=k)`: a - k*b."""
-    return sub(a, b if alpha == 1 else mul(b, alpha))
+    return _scaled(SubBackward0, sub, np.subtract, a, b, alpha)
+
+
+def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha: Any) -> Tensor:
+    if alpha == 1:
+        return op(a, b)
+    if type(b) is not Tensor:  # a number operand: scaled first, as PyTorch's Scalar overload does
+        return op(a, b * alpha)
+    ad, bd = binary_operands(a, b)
+    return _binary(cls, a, b, ufunc(ad, bd * alpha), None, alpha)
 
 
 class RsubBackward1(_Binary):
     __slots__ = ()
+    number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
         return self.grads(-g if needs(self, 0) else None, None)
@@ -285,6 +311,7 @@ class PowBackward0(_Binary):
     """x ** number."""
 
     __slots__ = ()
+    number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
         (x,) = self.unpack_saved(type(g) is not Tensor)
@@ -313,13 +340,13 @@ class PowBackward1(_Binary):
 
 
 class PowBackward2(_Binary):
-    """number ** tensor."""
+    """number ** tensor: one edge, the exponent's."""
 
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
         (out,) = self.unpack_saved(type(g) is not Tensor)
-        return self.grads(None, g * (out * float(np.log(self.other))))
+        return (self.grads(None, g * (out * float(np.log(self.other))))[1],)
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:
@@ -335,7 +362,7 @@ def pow(a: Any, b: Any) -> Tensor:
     if type(b) is not Tensor:
         return _binary(PowBackward0, a, b, data, (a,), b)
     if type(a) is not Tensor:
-        node = record(PowBackward2, a, b)
+        node = record(PowBackward2, b)
         out = result(data, node)
         if node is not None:
             node.shapes, node.other = ((), _shape(b)), a
@@ -363,7 +390,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
     ad, bd = binary_operands(a, b)
     with np.errstate(divide="ignore", invalid="ignore"):
         data = np.floor_divide(ad, bd)
-    node = record(NotImplemented_, a, b)
+    node = record(NotImplemented_, a, b) if type(b) is Tensor else record(NotImplemented_, a)  # as PyTorch
     if node is not None:
         node.op = "floor_divide"
     return result(data, node)
@@ -372,6 +399,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
 class RemainderBackward0(_Binary):
     __slots__ = ()
     raw_ok = False
+    number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
         return self.grads(g, None)
