@@ -1493,3 +1493,34 @@ def add_sub_alpha(T: Lib) -> Any:
 @scenarios(number_operand_edges, add_sub_alpha)
 def test_node_edges_as_pytorch(scenario: Callable) -> None:
     same(scenario)
+
+
+def where_edges_and_saved_condition(T: Lib) -> Any:
+    x = T.tensor([1.0, -2.0], requires_grad=True)
+    w = T.tensor([3.0, 4.0], requires_grad=True)
+    edges = [T.where(x > 0, x, 0.0).grad_fn.next_functions, T.where(x > 0, x, w).grad_fn.next_functions,
+             T.where(x > 0, 1.0, w).grad_fn.next_functions]
+    y = T.where(x > 0, x * x, w).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    return edges, x.grad, w.grad
+
+
+def where_second_backward(T: Lib) -> Any:
+    x = T.tensor([1.0, -2.0], requires_grad=True)
+    y = T.where(x > 0, x, 0.0).sum()
+    y.backward()
+    y.backward()  # the condition was freed: PyTorch's retain_graph error
+
+
+def where_condition_changed_in_place(T: Lib) -> Any:
+    x = T.tensor([1.0, -2.0], requires_grad=True)
+    mask = x.detach() > 0
+    y = T.where(mask, x, 0.0).sum()
+    mask[1] = True
+    y.backward()
+
+
+@scenarios(where_edges_and_saved_condition, where_second_backward, where_condition_changed_in_place)
+def test_where_as_pytorch(scenario: Callable) -> None:
+    same(scenario)

@@ -445,14 +445,17 @@ def minimum(a: Tensor, b: Tensor) -> Tensor:
 
 # -- where -------------------------------------------------------------------------------------------------
 class WhereBackward0(Node):
-    __slots__ = ("cond", "shapes")
+    """Edges to the two branches; the condition is saved (version-checked, freed), as PyTorch's."""
+
+    __slots__ = ("shapes",)
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
-        c, (sa, sb) = self.cond, self.shapes
-        ga = A.sum_to(_select(c, g), sa) if needs(self, 1) else None
-        gb = A.sum_to(_select(~c, g), sb) if needs(self, 2) else None
-        return (None, ga, gb)
+        (c,) = self.unpack_saved(True)  # the condition as a bool array, whatever the gradients are
+        sa, sb = self.shapes
+        ga = A.sum_to(_select(c, g), sa) if needs(self, 0) else None
+        gb = A.sum_to(_select(~c, g), sb) if needs(self, 1) else None
+        return (ga, gb)
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
@@ -462,9 +465,9 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
         c = c.astype(bool)
     ad, bd = binary_operands(a, b)
     data = np.where(c, ad, bd)
-    node = record(WhereBackward0, None, a, b)
+    node = record(WhereBackward0, a, b)
     if node is not None:
-        node.cond = c
+        node.save(cond if isinstance(cond, Tensor) and cond._data is c else Tensor._make(c, False, None))
         node.shapes = (A._shape(a), A._shape(b))
     return result(data, node)
 
