@@ -25,7 +25,8 @@ SOLE_ARGUMENT = 3
 
 
 def times(f: Any, g: Any, refs: int) -> Any:
-    """`f * g` for a backward formula, `refs` being `sys.getrefcount(f)` taken in the call.
+    """`g * f` for a backward formula (PyTorch's `grad * factor`), `refs` being `sys.getrefcount(f)` taken
+    in the call.
 
     In a plain backward (bare arrays), when the count shows that only the caller's variable holds `f` (a
     fresh intermediate such as `cos(x)`, or a saved value its node has let go), the product is written into
@@ -44,5 +45,5 @@ def times(f: Any, g: Any, refs: int) -> Any:
     ):
         if not any(g.strides) and g.flat[0] == 1:
             return f
-        return np.multiply(f, g, out=f)
-    return f * g
+        return np.multiply(g, f, out=f)
+    return g * f

@@ -271,6 +271,23 @@ def mul(a: Any, b: Any) -> Tensor:
     return _binary(MulBackward0, a, b, data, save, None)
 
 
+class MulBackward1(_Binary):
+    """tensor * number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
+
+    __slots__ = ()
+    number_edge = False
+
+    def apply(self, g: Tensor) -> tuple:
+        return (mul_scalar(g, self.other),)
+
+
+def mul_scalar(a: Any, s: float) -> Any:
+    """`a * s` inside a backward formula: recorded as MulBackward1, as PyTorch records it there."""
+    if type(a) is not Tensor:
+        return a * s
+    return _binary(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
+
+
 class DivBackward0(_Binary):
     __slots__ = ()
 
@@ -318,7 +335,9 @@ class PowBackward0(_Binary):
         p = self.other
         if p == 0:
             return (g * 0.0,)
-        return (g * p * x ** (p - 1),)
+        f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))
+        x = None
+        return (times(f, g, sys.getrefcount(f)),)
 
 
 class PowBackward1(_Binary):

@@ -105,17 +105,17 @@ UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T]
     "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / (x * x + 1.0)),
     "sinh": (np.sinh, "SinhBackward0", "x", Times(lambda x, y: cosh(x))),
     "cosh": (np.cosh, "CoshBackward0", "x", Times(lambda x, y: sinh(x))),
-    "tanh": (np.tanh, "TanhBackward0", "y", Times(lambda x, y: 1.0 - y * y)),
+    "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: tanh_backward(g, y)),
     # at 0 the gradient is inf, as PyTorch's grad / (2 * result)
     "sqrt": (np.sqrt, "SqrtBackward0", "y", lambda g, x, y: g / (y * 2.0)),
     "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", Times(lambda x, y: y**3.0 * -0.5)),
     "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", Times(lambda x, y: -(y * y))),
     # sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
-    "abs": (np.abs, "AbsBackward0", "x", Times(lambda x, y: sign(x))),
+    "abs": (np.abs, "AbsBackward0", "x", Times(lambda x, y: sgn(x))),
     "sign": (_sign, "SignBackward0", "", lambda g, x, y: _zeros_like(g)),
     # gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
     "relu": (_relu, "ReluBackward0", "y", lambda g, x, y: threshold_backward(g, y)),
-    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", Times(lambda x, y: y * (1.0 - y))),
+    "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: sigmoid_backward(g, y)),
     "erf": (_erf, "ErfBackward0", "x", Times(lambda x, y: exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))),
 }
 
@@ -191,6 +191,8 @@ sin, cos, tan, asin, acos, atan = (_ops[n] for n in ("sin", "cos", "tan", "asin"
 sinh, cosh, tanh, sqrt, rsqrt = (_ops[n] for n in ("sinh", "cosh", "tanh", "sqrt", "rsqrt"))
 reciprocal, abs, sign, relu = (_ops[n] for n in ("reciprocal", "abs", "sign", "relu"))
 sigmoid, erf = _ops["sigmoid"], _ops["erf"]
+# abs's derivative, as PyTorch writes it (`grad * self.sgn()`): sign under its own node name; not a public op
+sgn = _make_unary("sgn", _sign, "SgnBackward0", "", lambda g, x, y: _zeros_like(g))
 
 
 # -- relu's backward, itself differentiable ----------------------------------------------------------------
@@ -213,6 +215,52 @@ def threshold_backward(g: Any, y: Any) -> Any:
     if node is not None:
         node.save(y)
     return result(np.where(y._data <= 0, 0.0, gd), node)
+
+
+# -- tanh's and sigmoid's backward, each itself one differentiable node --------------------------------------
+# As PyTorch's tanh_backward and sigmoid_backward: under create_graph the gradient is ONE node with edges to
+# the incoming gradient and to the function's output, whose derivatives are those of derivatives.yaml.
+class TanhBackwardBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, gg: Tensor) -> tuple:
+        g, y = self.saved_tensors
+        d_g = tanh_backward(gg, y) if needs(self, 0) else None
+        d_y = gg * (A.mul_scalar(y, -2.0) * g) if needs(self, 1) else None
+        return (d_g, d_y)
+
+
+class SigmoidBackwardBackward0(Node):
+    __slots__ = ()
+
+    def apply(self, gg: Tensor) -> tuple:
+        g, y = self.saved_tensors
+        d_g = sigmoid_backward(gg, y) if needs(self, 0) else None
+        d_y = gg * g * (A.mul_scalar(y, -2.0) + 1.0) if needs(self, 1) else None
+        return (d_g, d_y)
+
+
+def tanh_backward(g: Any, y: Any) -> Any:
+    """g (1 - y²): tanh's gradient from its output `y`."""
+    if type(g) is not Tensor:
+        f = 1.0 - y * y
+        return times(f, g, sys.getrefcount(f))
+    return _backward_of(TanhBackwardBackward0, g, y, g._data * (1.0 - y._data * y._data))
+
+
+def sigmoid_backward(g: Any, y: Any) -> Any:
+    """g y (1 - y): sigmoid's gradient from its output `y`."""
+    if type(g) is not Tensor:
+        f = y * (1.0 - y)
+        return times(f, g, sys.getrefcount(f))
+    return _backward_of(SigmoidBackwardBackward0, g, y, g._data * (y._data * (1.0 - y._data)))
+
+
+def _backward_of(cls: type[Node], g: Tensor, y: Tensor, data: Any) -> Tensor:
+    node = record(cls, g, y)
+    if node is not None:
+        node.save(g, y)
+    return result(data, node)
 
 
 # -- softplus ----------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from . import elementwise as E
 from . import shape as S
-from .core import record, result
+from .core import needs, record, result
 
 _py_max = builtins.max
 # sum(x) and mean(x) are PyTorch's overloads without a dim (SumBackward0); sum(x, None) has one (SumBackward1)
@@ -525,7 +525,7 @@ class SoftmaxBackward0(Node):
 
     def apply(self, g: Any) -> tuple:
         (y,) = self.unpack_saved(type(g) is not Tensor)
-        return (y * (g - _sum_keep(g * y, self.dim)),)
+        return (softmax_backward_data(g, y, self.dim),)
 
 
 class LogSoftmaxBackward0(Node):
@@ -534,7 +534,56 @@ class LogSoftmaxBackward0(Node):
 
     def apply(self, g: Any) -> tuple:
         (y,) = self.unpack_saved(type(g) is not Tensor)
-        return (g - E.exp(y) * _sum_keep(g, self.dim),)
+        return (log_softmax_backward_data(g, y, self.dim),)
+
+
+# The gradients of softmax and log_softmax from their outputs, each recorded as ONE node under create_graph
+# (PyTorch's _softmax_backward_data and _log_softmax_backward_data), with edges to the incoming gradient and
+# to the output, and derivatives written with differentiable operations for the orders after.
+class SoftmaxBackwardDataBackward0(Node):
+    __slots__ = ("dim",)
+
+    def apply(self, gg: Tensor) -> tuple:
+        g, y = self.saved_tensors
+        dim = self.dim
+        d_g = softmax_backward_data(gg, y, dim) if needs(self, 0) else None
+        d_y = gg * (g - _sum_keep(g * y, dim)) - g * _sum_keep(gg * y, dim) if needs(self, 1) else None
+        return (d_g, d_y)
+
+
+class LogSoftmaxBackwardDataBackward0(Node):
+    __slots__ = ("dim",)
+
+    def apply(self, gg: Tensor) -> tuple:
+        g, y = self.saved_tensors
+        dim = self.dim
+        d_g = gg - _sum_keep(gg * E.exp(y), dim) if needs(self, 0) else None
+        d_y = -_sum_keep(g, dim) * E.exp(y) * gg if needs(self, 1) else None
+        return (d_g, d_y)
+
+
+def softmax_backward_data(g: Any, y: Any, dim: int | None) -> Any:
+    """y (g - sum(g y)) along `dim`: softmax's gradient from its output `y`."""
+    if type(g) is not Tensor:
+        return y * (g - _sum_keep(g * y, dim))
+    data = y._data * (g._data - _sum_keep(g._data * y._data, dim))
+    return _backward_data(SoftmaxBackwardDataBackward0, g, y, dim, data)
+
+
+def log_softmax_backward_data(g: Any, y: Any, dim: int | None) -> Any:
+    """g - exp(y) sum(g) along `dim`: log_softmax's gradient from its output `y`."""
+    if type(g) is not Tensor:
+        return g - np.exp(y) * _sum_keep(g, dim)
+    data = g._data - np.exp(y._data) * _sum_keep(g._data, dim)
+    return _backward_data(LogSoftmaxBackwardDataBackward0, g, y, dim, data)
+
+
+def _backward_data(cls: type[Node], g: Tensor, y: Tensor, dim: int | None, data: Any) -> Tensor:
+    node = record(cls, g, y)
+    if node is not None:
+        node.dim = dim
+        node.save(g, y)
+    return result(data, node)
 
 
 def _softmax(x: Tensor, dim: Any, dtype: Any, log: bool) -> Tensor:
