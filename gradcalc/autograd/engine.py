@@ -43,8 +43,9 @@ def _copy_for_grad(g: Tensor, create_graph: bool) -> Tensor:
 
 def _check_roots(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list[tuple[Tensor, Tensor]]:
     roots = []
-    for i, (t, g) in enumerate(zip(tensors, grads, strict=True)):
-        if not isinstance(t, Tensor):
+    for i, t in enumerate(tensors):
+        g = grads[i]
+        if type(t) is not Tensor and not isinstance(t, Tensor):
             raise TypeError(f"{what}: output {i} is a {type(t).__name__}, not a tensor")
         if not t._requires_grad:
             raise RuntimeError(
@@ -121,7 +122,7 @@ def run_backward(
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
                 raise RuntimeError(f"inputs: element {k} does not require grad, so it has no gradient")
-            node, nr = _edge_of(t)
+            node, nr = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._accumulate_node(), 0)
             if accumulate and t.grad_fn is not None:
                 t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad
             capture.setdefault(node, []).append((nr, k))
@@ -135,7 +136,8 @@ def run_backward(
     # -- 2. the walk --------------------------------------------------------------------------------
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
     anomaly = grad_mode.anomaly_seen and state.anomaly and state.check_nan
-    ready = [node for node in root_nodes if deps[node] == 0]
+    # a single root has no edge into it; of several, those no other root leads to
+    ready = root_nodes.copy() if len(root_nodes) == 1 else [node for node in root_nodes if deps[node] == 0]
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
