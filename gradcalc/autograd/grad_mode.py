@@ -36,8 +36,10 @@ class _ThreadState(threading.local):
 
 
 state = _ThreadState()
-# True once any thread has turned anomaly mode on: until then operations skip reading `state.anomaly`
+# True once any thread has turned anomaly mode (inference mode) on: until then operations skip reading
+# `state.anomaly` (`state.inference`), a thread-local lookup paid once per operation otherwise
 anomaly_seen = False
+inference_seen = False
 
 
 def is_grad_enabled() -> bool:
@@ -175,6 +177,8 @@ class inference_mode(_DecoratorContextManager):
     def __enter__(self) -> None:
         self._prev.append((state.grad_enabled, state.inference, state.inference_grad))
         if self.mode:
+            global inference_seen
+            inference_seen = True
             state.grad_enabled, state.inference, state.inference_grad = False, True, False
         else:
             state.grad_enabled, state.inference = True, False

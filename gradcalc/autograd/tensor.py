@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from . import grad_mode
 from .grad_mode import state
 from .node import AccumulateGrad, Node
 
@@ -105,7 +106,7 @@ class Tensor:
         t._vc = version  # made on first need (see version_of): most results are never changed
         t._accumulator = None
         t._retains_grad = False
-        t._inference = state.inference
+        t._inference = grad_mode.inference_seen and state.inference
         return t
 
     # -- data ----------------------------------------------------------------------------------------
