@@ -506,6 +506,27 @@ class WhereBackward0(Node):
         return (ga, gb)
 
 
+class MaskedFillBackward0(Node):
+    """The gradient passes where the mask does not hold; the mask is saved, as PyTorch's."""
+
+    __slots__ = ()
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        (mask,) = self.unpack_saved(True)
+        return (masked_fill(g, mask, 0.0),)
+
+
+def masked_fill(x: Any, mask: np.ndarray, value: float) -> Any:
+    """`x` with `value` where `mask` holds (PyTorch's masked_fill, used by backward formulas)."""
+    if type(x) is not Tensor:
+        return np.where(mask, value, x)
+    node = record(MaskedFillBackward0, x)
+    if node is not None:
+        node.save(Tensor._make(np.asarray(mask), False, None))
+    return result(np.where(mask, value, x._data).astype(x._data.dtype, copy=False), node)
+
+
 def where(cond: Any, a: Any, b: Any) -> Tensor:
     """Elements of `a` where `cond` holds, else of `b` (either may be a number)."""
     c = cond._data if isinstance(cond, Tensor) else np.asarray(cond)

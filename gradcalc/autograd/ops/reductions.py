@@ -635,13 +635,13 @@ class LinalgVectorNormBackward0(Node):
         x, norm = self.saved_tensors
         p, shape = self.p, x._data.shape
         g, norm = _keep(g, shape, self.dims, self.keepdim), _keep(norm, shape, self.dims, self.keepdim)
-        zero_norm = _const(norm._data == 0)
+        zero_norm = norm._data == 0
         if p == 0:
             return None
         if p == 1:
             return g * E.sign(x)
         if p == 2:
-            return g * E.where(zero_norm, 0.0, x / norm)
+            return g * E.masked_fill(x / norm, zero_norm, 0.0)
         if math.isinf(p):
             a = np.abs(x._data)
             mask = (a == norm._data) | np.isnan(a)
@@ -651,7 +651,7 @@ class LinalgVectorNormBackward0(Node):
             scaled = E.where(_const(x._data == 0), 0.0, E.sign(x) * E.abs(x) ** (p - 1))
             return scaled * g * norm ** (1 - p)
         scaled = E.sign(x) * E.abs(x) ** (p - 1) if p < 2 else x * E.abs(x) ** (p - 2)
-        return scaled * E.where(zero_norm, 0.0, g / norm ** (p - 1))
+        return scaled * E.masked_fill(g / norm ** (p - 1), zero_norm, 0.0)
 
 
 def _vector_norm(d: np.ndarray, p: float, axis: Any, keepdim: bool) -> np.ndarray:
