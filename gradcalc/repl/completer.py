@@ -68,9 +68,12 @@ class GradcalcCompleter(Completer):
                 names = self.session.attribute_completions(base)
             except Exception:  # noqa: BLE001 - completion must never break the prompt
                 return
+            from ..lang.builtins import METHODS, NODE_METHODS
+
             for name in sorted(set(names)):
                 if name.startswith(prefix) and (prefix.startswith("_") or not name.startswith("_")):
-                    yield Completion(name, start_position=-len(prefix), display_meta="attribute")
+                    kind = "method" if name in METHODS or name in NODE_METHODS else "attribute"
+                    yield Completion(name, start_position=-len(prefix), display_meta=kind)
             return
         if line.rstrip().endswith("."):
             return  # `3.`, `[1, 2].`: a dot after something that is not a name

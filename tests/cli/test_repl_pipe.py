@@ -173,6 +173,11 @@ def test_completion_after_a_dot_offers_tensor_attributes_and_methods(session_wit
     narrowed = complete(session_with_x, "y.re")
     assert "requires_grad" in narrowed and "retain_grad" in narrowed
     assert all(name.startswith("re") for name in narrowed)
+    # each is labelled as what it is: a method is called, an attribute is read
+    completer = GradcalcCompleter(session_with_x, KEYWORDS, BUILTINS)
+    meta = {c.text: c.display_meta_text for c in completer.get_completions(Document("x.", 2), CompleteEvent())}
+    assert meta["backward"] == meta["detach"] == meta["sum"] == "method"
+    assert meta["grad"] == meta["is_leaf"] == meta["shape"] == "attribute"
 
 
 def test_completion_of_names(session_with_x: Session) -> None:
