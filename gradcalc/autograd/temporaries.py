@@ -31,19 +31,18 @@ def times(f: Any, g: Any, refs: int) -> Any:
     In a plain backward (bare arrays), when the count shows that only the caller's variable holds `f` (a
     fresh intermediate such as `cos(x)`, or a saved value its node has let go), the product is written into
     `f` instead of a new array; and when `g` is the constant 1 that a sum hands the nodes below it (a
-    broadcast of 1: every stride 0), the product is `f` itself, with no pass over the data at all."""
+    broadcast of 1: every stride 0), the product is `f` itself, with no pass over the data at all, or a
+    copy of `f` when something else holds it (a copy costs less than a product)."""
     if (
-        refs <= SOLE_ARGUMENT
-        and REUSE_TEMPORARIES
-        and type(f) is np.ndarray
+        type(f) is np.ndarray
         and type(g) is np.ndarray
         and f.size >= REUSE_MIN_SIZE
-        and f.base is None
-        and f.flags.writeable
         and f.shape == g.shape
         and f.dtype == g.dtype
     ):
-        if not any(g.strides) and g.flat[0] == 1:
-            return f
-        return np.multiply(g, f, out=f)
+        one = not any(g.strides) and g.flat[0] == 1
+        if refs <= SOLE_ARGUMENT and REUSE_TEMPORARIES and f.base is None and f.flags.writeable:
+            return f if one else np.multiply(g, f, out=f)
+        if one:
+            return f.copy()
     return g * f

@@ -1454,6 +1454,10 @@ def test_times_writes_only_into_a_factor_nobody_else_holds() -> None:
     product = times(f, ones, sys.getrefcount(f))
     assert product is f  # times the constant 1 of a sum: no pass at all
     np.testing.assert_array_equal(f, np.full(BIG, 2.0))
+    other = f  # a second holder
+    product = times(f, ones, sys.getrefcount(f))
+    assert product is not other  # held elsewhere: a copy of it
+    np.testing.assert_array_equal(product, np.full(BIG, 2.0))
 
 
 def test_a_bare_array_operand_broadcasts_the_tensor() -> None:
