@@ -1538,7 +1538,9 @@ def create_graph_gradient_nodes(T: Lib) -> Any:
     w = T.tensor([1.5, -0.5, 0.25])
     functions = [T.tanh, T.sigmoid, T.exp, T.sin, T.cos, T.abs, lambda t: t**3, lambda t: t**0.5 * 0 + t**2.5,
                  lambda t: T.softmax(t, 0), lambda t: T.log_softmax(t, 0), lambda t: T.softmax(t * t, 0),
-                 lambda t: T.sqrt(t * t), lambda t: T.log(t * t), lambda t: t.norm() * t, lambda t: t.norm(p=3) * t]
+                 lambda t: T.sqrt(t * t), lambda t: T.log(t * t), lambda t: t.norm() * t, lambda t: t.norm(p=3) * t,
+                 T.atan, T.expm1, T.erf, lambda t: T.reciprocal(t), lambda t: 2.0 / t,
+                 lambda t: T.maximum(t, w) * t, lambda t: T.minimum(t * t, w)]
     out = []
     for f in functions:
         (g,) = T.autograd.grad((f(x) * w).sum(), x, create_graph=True)

@@ -147,6 +147,23 @@ def add(a: Any, b: Any) -> Tensor:
     return _binary(AddBackward0, a, b, ad + bd, None, None)
 
 
+class AddBackward1(_Binary):
+    """tensor + number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
+
+    __slots__ = ()
+    number_edge = False
+
+    def apply(self, g: Tensor) -> tuple:
+        return (g,)
+
+
+def add_scalar(a: Any, s: float) -> Any:
+    """`a + s` inside a backward formula: recorded as AddBackward1, as PyTorch records it there."""
+    if type(a) is not Tensor:
+        return a + s
+    return _binary(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
+
+
 def _into_temporary(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray | None:
     """`ufunc(a, b)` written into `a`'s own array, when the result has `a`'s shape and dtype (the caller has
     checked that `a` is a dying temporary); None when it would not fit."""

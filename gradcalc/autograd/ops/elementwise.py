@@ -92,7 +92,7 @@ class Times:
 # (a fresh intermediate, or a saved value let go), and skips it when g is a sum's constant 1.
 UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T], T] | Times]] = {
     "exp": (np.exp, "ExpBackward0", "y", Times(lambda x, y: y)),
-    "expm1": (np.expm1, "Expm1Backward0", "y", Times(lambda x, y: y + 1.0)),
+    "expm1": (np.expm1, "Expm1Backward0", "y", Times(lambda x, y: A.add_scalar(y, 1.0))),
     "log": (np.log, "LogBackward0", "x", lambda g, x, y: g / x),
     "log2": (np.log2, "Log2Backward0", "x", lambda g, x, y: g / (x * math.log(2.0))),
     "log10": (np.log10, "Log10Backward0", "x", lambda g, x, y: g / (x * math.log(10.0))),
@@ -102,21 +102,21 @@ UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T]
     "tan": (np.tan, "TanBackward0", "y", Times(lambda x, y: y * y + 1.0)),
     "asin": (np.arcsin, "AsinBackward0", "x", Times(lambda x, y: rsqrt(1.0 - x * x))),
     "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: -(rsqrt(1.0 - x * x) * g)),
-    "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / (x * x + 1.0)),
+    "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / A.add_scalar(x * x, 1.0)),
     "sinh": (np.sinh, "SinhBackward0", "x", Times(lambda x, y: cosh(x))),
     "cosh": (np.cosh, "CoshBackward0", "x", Times(lambda x, y: sinh(x))),
     "tanh": (np.tanh, "TanhBackward0", "y", lambda g, x, y: tanh_backward(g, y)),
     # at 0 the gradient is inf, as PyTorch's grad / (2 * result)
     "sqrt": (np.sqrt, "SqrtBackward0", "y", lambda g, x, y: g / (y * 2.0)),
     "rsqrt": (lambda a: 1 / np.sqrt(a), "RsqrtBackward0", "y", Times(lambda x, y: y**3.0 * -0.5)),
-    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", Times(lambda x, y: -(y * y))),
+    "reciprocal": (lambda a: 1 / a, "ReciprocalBackward0", "y", lambda g, x, y: -g * (y * y)),
     # sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
     "abs": (np.abs, "AbsBackward0", "x", Times(lambda x, y: sgn(x))),
     "sign": (_sign, "SignBackward0", "", lambda g, x, y: _zeros_like(g)),
     # gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
     "relu": (_relu, "ReluBackward0", "y", lambda g, x, y: threshold_backward(g, y)),
     "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: sigmoid_backward(g, y)),
-    "erf": (_erf, "ErfBackward0", "x", Times(lambda x, y: exp(-(x * x)) * (2.0 / math.sqrt(math.pi)))),
+    "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: A.mul_scalar(exp(-(x**2.0)), 2.0 / math.sqrt(math.pi)) * g),
 }
 
 
@@ -461,9 +461,9 @@ class MaximumBackward0(A._Binary):
         a, b = self.unpack_saved(raw)
         ad, bd = (a, b) if raw else (a._data, b._data)
         half = np.where(ad == bd, g * 0.5, g) if raw else where(_const(ad == bd), g * 0.5, g)
-        keep = type(self).keep
-        ga = _select(~keep(ad, bd), half) if needs(self, 0) else None
-        gb = _select(~keep(bd, ad), half) if needs(self, 1) else None
+        keep = type(self).keep  # PyTorch's where(a == b, grad / 2, grad).masked_fill_(a < b, 0), for maximum
+        ga = masked_fill(half, keep(ad, bd), 0.0) if needs(self, 0) else None
+        gb = masked_fill(half, keep(bd, ad), 0.0) if needs(self, 1) else None
         return self.grads(ga, gb)
 
 
