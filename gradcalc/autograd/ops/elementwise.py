@@ -101,7 +101,7 @@ UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T]
     "cos": (np.cos, "CosBackward0", "x", Times(lambda x, y: -sin(x))),
     "tan": (np.tan, "TanBackward0", "y", Times(lambda x, y: y * y + 1.0)),
     "asin": (np.arcsin, "AsinBackward0", "x", Times(lambda x, y: rsqrt(1.0 - x * x))),
-    "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: -(rsqrt(1.0 - x * x) * g)),
+    "acos": (np.arccos, "AcosBackward0", "x", lambda g, x, y: g * -rsqrt(A.add_scalar(-x * x, 1.0))),
     "atan": (np.arctan, "AtanBackward0", "x", lambda g, x, y: g / A.add_scalar(x * x, 1.0)),
     "sinh": (np.sinh, "SinhBackward0", "x", Times(lambda x, y: cosh(x))),
     "cosh": (np.cosh, "CoshBackward0", "x", Times(lambda x, y: sinh(x))),

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..node import Node, SavedOutput
 from ..tensor import Tensor
+from . import arithmetic as A
 from . import elementwise as E
 from . import shape as S
 from .core import needs, record, result
@@ -713,7 +714,7 @@ class StdBackward0(VarBackward0):
 
     def apply(self, g: Tensor) -> tuple:
         x, out = self.saved_tensors
-        g = E.where(_const(out._data == 0), 0.0, g / (out * 2.0))
+        g = E.masked_fill(g / (out * 2.0), out._data == 0, 0.0)
         return (_var_backward(g, x, self.dims, self.correction, self.keepdim),)
 
 
@@ -723,10 +724,10 @@ def _var_backward(g: Tensor, x: Tensor, dims: tuple[int, ...] | None, correction
         dof = x._data.size - correction
         if dof <= 0:  # 2 / 0 is inf: inf times a deviation, nan where the deviation is 0
             return g * np.where(x._data == x._data.mean(), np.nan, np.inf).astype(x._data.dtype)
-        return g * (x - mean(x)) * (2.0 / dof)
+        return A.mul_scalar(g, 2.0 / dof) * (x - mean(x))  # PyTorch's (2 / dof) * grad * (x - mean)
     dof = _count(shape, dims) - correction
     factor = 2.0 / dof if dof else math.inf
-    return _keep(g, shape, dims, keepdim) * (x - mean(x, dims, keepdim=True)) * factor
+    return A.mul_scalar(_keep(g, shape, dims, keepdim), factor) * (x - mean(x, dims, keepdim=True))
 
 
 def _var_args(name: str, dim: Any, unbiased: Any, correction: Any) -> tuple[Any, float]:
