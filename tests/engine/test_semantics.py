@@ -1541,7 +1541,7 @@ def create_graph_gradient_nodes(T: Lib) -> Any:
                  lambda t: T.sqrt(t * t), lambda t: T.log(t * t), lambda t: t.norm() * t, lambda t: t.norm(p=3) * t,
                  T.atan, T.expm1, T.erf, lambda t: T.reciprocal(t), lambda t: 2.0 / t,
                  lambda t: T.maximum(t, w) * t, lambda t: T.minimum(t * t, w), lambda t: T.acos(t / 3.0),
-                 lambda t: t.var() * t, lambda t: (t * t).std(0) * t]
+                 lambda t: t.var() * t, lambda t: (t * t).std(0) * t, lambda t: t.min() * t, lambda t: t.max() * t]
     out = []
     for f in functions:
         (g,) = T.autograd.grad((f(x) * w).sum(), x, create_graph=True)

@@ -527,6 +527,31 @@ def masked_fill(x: Any, mask: np.ndarray, value: float) -> Any:
     return result(np.where(mask, value, x._data).astype(x._data.dtype, copy=False), node)
 
 
+class MaskedFillBackward1(Node):
+    """Zeros filled with a 0-d tensor `value` where the mask holds: the value's gradient is the sum of the
+    incoming gradient there. Edges to the zeros (none) and to the value, as PyTorch's masked_fill.Tensor."""
+
+    __slots__ = ()
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        (mask,) = self.unpack_saved(True)
+        if type(g) is not Tensor:
+            return (None, np.sum(np.where(mask, g, 0.0)))
+        return (None, masked_fill(g, ~mask, 0.0).sum())
+
+
+def filled_where(mask: np.ndarray, value: Any) -> Any:
+    """Zeros of the mask's shape, with the 0-d `value` where it holds (PyTorch's
+    `zeros.masked_fill_(mask, value)`, used by backward formulas)."""
+    if type(value) is not Tensor:
+        return np.where(mask, value, 0.0)
+    node = record(MaskedFillBackward1, None, value)
+    if node is not None:
+        node.save(Tensor._make(np.asarray(mask), False, None))
+    return result(np.where(mask, value._data, 0.0).astype(value._data.dtype, copy=False), node)
+
+
 def where(cond: Any, a: Any, b: Any) -> Tensor:
     """Elements of `a` where `cond` holds, else of `b` (either may be a number)."""
     c = cond._data if isinstance(cond, Tensor) else np.asarray(cond)

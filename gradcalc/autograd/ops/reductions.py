@@ -313,7 +313,7 @@ class MaxBackward1(Node):
         (x,) = self.unpack_saved(type(g) is not Tensor)
         xd = x if type(g) is not Tensor else x._data
         mask = np.isnan(xd) if np.isnan(self.value) else xd == self.value
-        return (E._select(mask, g / float(np.count_nonzero(mask))),)
+        return (E.filled_where(mask, g / float(np.count_nonzero(mask))),)
 
 
 class MinBackward1(MaxBackward1):
