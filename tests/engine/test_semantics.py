@@ -1555,3 +1555,32 @@ def create_graph_gradient_nodes(T: Lib) -> Any:
 def test_create_graph_nodes_as_pytorch(scenario: Callable) -> None:
     assert outcome(scenario, torch)[0] == "ok"  # compare results, not merely the same error
     same(scenario)
+
+
+def create_graph_gradient_nodes_2d(T: Lib) -> Any:
+    """The same for reductions, linear algebra, shapes and indexing on a 2-d tensor."""
+    x = T.tensor([[0.5, -1.25, 2.0], [1.5, 0.3, -0.7]], requires_grad=True)
+    w = T.tensor([[1.5, -0.5, 0.25], [0.1, 0.2, 0.3]])
+    v = T.tensor([[0.3, 0.2], [0.1, -0.4], [0.5, 0.6]], requires_grad=True)
+    softplus = T.nn.functional.softplus if T is torch else T.softplus
+    functions = [
+        lambda: T.log1p(x * x), lambda: T.relu(x) * x, lambda: softplus(x) * x, lambda: T.clamp(x, -1, 1) * x,
+        lambda: x / (x * x + 1), lambda: (x * x + 1) ** x, lambda: x.prod(1), lambda: x.prod(),
+        lambda: x.max(1)[0] * 2, lambda: x.amax(1) * 2, lambda: x.logsumexp(1), lambda: (x * x).mean(1),
+        lambda: x @ v, lambda: (x @ v) @ (x @ v), lambda: x.T @ x, lambda: x.reshape(3, 2) * v,
+        lambda: x[0] * x[1], lambda: x[:, 1:] * x[:, :2], lambda: T.cat([x, x * x]), lambda: T.stack([x, x * x]),
+        lambda: (x * x).sum(0), lambda: T.where(x > 0, x * x, x), lambda: (x.unsqueeze(0) * x).squeeze(0),
+        lambda: x[0:1].expand(2, 3) * x, lambda: x * w - x * x,
+    ]
+    out = []
+    for f in functions:
+        y = f()
+        (g,) = T.autograd.grad((y * T.ones_like(y) * 1.3).sum(), x, create_graph=True)
+        out += [g, g.grad_fn.next_functions if g.grad_fn is not None else None]  # a constant gradient: none
+    return out
+
+
+@scenarios(create_graph_gradient_nodes_2d)
+def test_create_graph_nodes_2d_as_pytorch(scenario: Callable) -> None:
+    assert outcome(scenario, torch)[0] == "ok"
+    same(scenario)
