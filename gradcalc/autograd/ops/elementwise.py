@@ -236,7 +236,7 @@ class SigmoidBackwardBackward0(Node):
     def apply(self, gg: Tensor) -> tuple:
         g, y = self.saved_tensors
         d_g = sigmoid_backward(gg, y) if needs(self, 0) else None
-        d_y = gg * g * (A.mul_scalar(y, -2.0) + 1.0) if needs(self, 1) else None
+        d_y = gg * g * A.add_scalar(A.mul_scalar(y, -2.0), 1.0) if needs(self, 1) else None
         return (d_g, d_y)
 
 
