@@ -79,9 +79,24 @@ def format_diagnostic(
         assert loc is not None
         text_lines = source.splitlines()
         if loc.line <= len(text_lines):
-            text = text_lines[loc.line - 1]
+            text, column = _clipped(text_lines[loc.line - 1], loc.column)
             # keep tabs in the caret's indentation so it lines up under the column in any terminal
-            pad = "".join(c if c == "\t" else " " for c in text[: loc.column - 1])
+            pad = "".join(c if c == "\t" else " " for c in text[: column - 1])
             lines.append(text)
             lines.append(pad + "^")
     return "\n".join(lines) + "\n"
+
+
+SHOWN_WIDTH = 100  # of a long source line, the part around the column is shown
+
+
+def _clipped(text: str, column: int) -> tuple[str, int]:
+    """A long source line cut to the part around `column` (marked with "..." where cut), and the column
+    within what is shown: a 20,000-character line would bury the caret."""
+    if len(text) <= SHOWN_WIDTH:
+        return text, column
+    start = max(0, min(column - 1 - SHOWN_WIDTH // 2, len(text) - SHOWN_WIDTH))
+    end = start + SHOWN_WIDTH
+    head = "..." if start > 0 else ""
+    tail = "..." if end < len(text) else ""
+    return head + text[start:end] + tail, column - start + len(head)

@@ -286,3 +286,16 @@ def test_an_error_in_a_function_defined_in_an_earlier_input_shows_that_input() -
     r = run("f(1)", session=s, filename="second")
     assert r.err.startswith("first:2:16: error: name 'nope' is not defined")
     assert "    return x + nope" in r.err
+
+
+def test_a_long_line_is_shown_around_the_column() -> None:
+    """The header keeps the true column; the echoed line is cut to the part around it, marked with '...',
+    and the caret stays under the offending character."""
+    terms = " + ".join(["1"] * 400)
+    source = f"y = {terms} + * 2 + {terms}\n"
+    r = run(source, filename="long.gc")
+    header, shown, caret = r.err.splitlines()[:3]
+    column = source.index("* 2") + 1
+    assert header.startswith(f"long.gc:1:{column}: error:")
+    assert shown.startswith("...") and shown.endswith("...") and len(shown) < 120
+    assert shown[caret.index("^")] == "*"
