@@ -250,16 +250,27 @@ def test_no_tables_file_in_a_world_writable_directory(tmp_path: Path, monkeypatc
 # -- the garbage collector while parsing ------------------------------------------------------------
 
 
-def test_what_is_made_while_parsing_goes_to_the_oldest_generation() -> None:
+def test_what_a_long_parse_makes_goes_to_the_oldest_generation() -> None:
     import gc
 
     assert gc.isenabled()
     with P.no_gc():
         assert not gc.isenabled()
-        made = [[] for _ in range(100)]
+        made = [[] for _ in range(P.PROMOTE_AT + 1000)]
     assert gc.isenabled()
     oldest = {id(o) for o in gc.get_objects(generation=2)}
     assert all(id(o) in oldest for o in made)
+
+
+def test_what_a_short_parse_makes_stays_young() -> None:
+    """A REPL input's few objects are left to the collector's usual course (and its bookkeeping)."""
+    import gc
+
+    gc.collect()
+    with P.no_gc():
+        made = [[] for _ in range(100)]
+    oldest = {id(o) for o in gc.get_objects(generation=2)}
+    assert not any(id(o) in oldest for o in made)
 
 
 def test_objects_the_process_froze_stay_frozen() -> None:
