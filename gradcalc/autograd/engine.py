@@ -96,7 +96,7 @@ def run_backward(
     stored: set[int] = set()  # arrays already handed out (the roots' gradients): copy, never share
     root_nodes: list[Node] = []
     for t, g in roots:
-        node, nr = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._accumulate_node(), 0)
+        node, nr = _edge_of(t)
         if node not in deps:
             deps[node] = 0
             root_nodes.append(node)
@@ -122,7 +122,7 @@ def run_backward(
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
                 raise RuntimeError(f"inputs: element {k} does not require grad, so it has no gradient")
-            node, nr = (t.grad_fn, t._output_nr) if t.grad_fn is not None else (t._accumulate_node(), 0)
+            node, nr = _edge_of(t)
             if accumulate and t.grad_fn is not None:
                 t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad
             capture.setdefault(node, []).append((nr, k))
@@ -358,17 +358,6 @@ def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool)
             t._grad = t._grad + g
         else:
             t._grad = Tensor._make(t._grad._data + g._data, False, None)
-
-
-def _capture(node: Node, grads: Any, capture: dict, captured: list, inputs: Any) -> None:
-    for nr in range(node.num_outputs):
-        k = capture.get((node, nr))
-        if k is None:
-            continue
-        g = grads if node.num_outputs == 1 else grads[nr]
-        for j, t in enumerate(inputs):  # the same input may be listed twice
-            if _edge_of(t) == (node, nr):
-                captured[j] = g
 
 
 def warn_create_graph_cycle() -> None:

@@ -245,7 +245,7 @@ def tanh_backward(g: Any, y: Any) -> Any:
     if type(g) is not Tensor:
         f = 1.0 - y * y
         return times(f, g, sys.getrefcount(f))
-    return _backward_of(TanhBackwardBackward0, g, y, g._data * (1.0 - y._data * y._data))
+    return backward_of(TanhBackwardBackward0, g, y, g._data * (1.0 - y._data * y._data))
 
 
 def sigmoid_backward(g: Any, y: Any) -> Any:
@@ -253,10 +253,12 @@ def sigmoid_backward(g: Any, y: Any) -> Any:
     if type(g) is not Tensor:
         f = y * (1.0 - y)
         return times(f, g, sys.getrefcount(f))
-    return _backward_of(SigmoidBackwardBackward0, g, y, g._data * (y._data * (1.0 - y._data)))
+    return backward_of(SigmoidBackwardBackward0, g, y, g._data * (y._data * (1.0 - y._data)))
 
 
-def _backward_of(cls: type[Node], g: Tensor, y: Tensor, data: Any) -> Tensor:
+def backward_of(cls: type[Node], g: Tensor, y: Tensor, data: Any) -> Tensor:
+    """The result `data` of a backward formula of `g` and an output `y`, recorded as ONE node `cls` that
+    saves both (tanh's, sigmoid's, softmax's gradients under create_graph)."""
     node = record(cls, g, y)
     if node is not None:
         node.save(g, y)

@@ -580,11 +580,10 @@ def log_softmax_backward_data(g: Any, y: Any, dim: int | None) -> Any:
 
 
 def _backward_data(cls: type[Node], g: Tensor, y: Tensor, dim: int | None, data: Any) -> Tensor:
-    node = record(cls, g, y)
-    if node is not None:
-        node.dim = dim
-        node.save(g, y)
-    return result(data, node)
+    out = E.backward_of(cls, g, y, data)
+    if out.grad_fn is not None:
+        out.grad_fn.dim = dim
+    return out
 
 
 def _softmax(x: Tensor, dim: Any, dtype: Any, log: bool) -> Tensor:
