@@ -65,7 +65,7 @@ _new = object.__new__
 def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any) -> Tensor:
     """The result of a binary operation, recorded when grad mode is on and an input requires grad.
 
-    `record`, `result`, `Tensor._make` and `Node.save` are inlined here: this is the engine's hottest path,
+    `record`, `result` and `Node.save` are inlined here: this is the engine's hottest path,
     and every call and object it avoids is paid once per operation of every user's graph. (Callers pass
     every argument by position for the same reason: keywords cost as much as two attribute stores.)"""
     if type(data) is not np.ndarray:
@@ -107,18 +107,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
             if t is not None and (t._vc is not None or t._inference):
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
                 break
-    # the result, as Tensor._make makes it (recording implies that inference mode is off)
-    out = _new(Tensor)
-    out._data = data
-    out._requires_grad = True
-    out._grad = None
-    out.grad_fn = node
-    out._output_nr = 0
-    out._vc = None
-    out._accumulator = None
-    out._retains_grad = False
-    out._inference = False
-    return out
+    return Tensor._make(data, True, node)
 
 
 # -- add, sub ---------------------------------------------------------------------------------------
