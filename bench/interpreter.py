@@ -100,8 +100,8 @@ def gradient_descent_language(n: int) -> float:
 
 
 def parse_and_lower(text: str) -> None:
-    from gradcalc.lang.interpreter import Unit
     from gradcalc.lang.parser import parse
+    from gradcalc.lang.runtime import Unit
     from gradcalc.lang.session import Session
 
     program = parse(text)

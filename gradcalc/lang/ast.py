@@ -4,20 +4,27 @@ Expressions keep the location of what an error there should point at (the operat
 the "(" of a call, the name of an attribute); statements keep the location of their first token.
 A sequence of operators of one precedence (`a + b - c + ...`) is one `Chain`, not a left-leaning tree, so
 a 100,000-term sum is neither deep to lower nor deep to run.
+
+This module holds the expression records and what every record shares: `@record` (fields by annotation, in
+order), the statement registry (`@statement("rule")`: a record that one grammar rule lowers to, in the
+style of Lark's examples/advanced/create_ast.py), and the one generic walk over a record's children that
+every pass uses (`children`, `blocks`, `walk_statements`, `start_of`, `check`). The statement records
+themselves live beside their compile functions, one family per module of `gradcalc.lang.statements`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
-from .errors import Loc
+from .errors import Loc, SyntaxProblem
 
-_RECORDS: list[type] = []
+_RECORDS: list[type] = []  # records whose __init__ is not made yet (see finish_records)
 
 
 def record(cls: type) -> type:
     """Like `@dataclass` for these records: the annotated names are the fields (in order), a class attribute
-    is a field's default. The `__init__`s of all records are made by `_make_inits` in one batch, because
+    is a field's default. The `__init__`s are made by `finish_records` in one batch per module, because
     generating them one class at a time (as dataclasses does) costs more than the rest of a cold start."""
     _RECORDS.append(cls)
     return cls
@@ -28,6 +35,7 @@ class Node:
 
     _fields: tuple[str, ...] = ()
     loc: Loc
+    leftmost: str | None = None  # the field holding the node's leftmost part, if it does not start itself
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
@@ -89,6 +97,7 @@ class ListExpr(Node):
 
 @record
 class TupleExpr(Node):
+    leftmost = "items"
     items: list[Node]
     loc: Loc
     parens: bool = False  # written `(a, b)`: `print(a, b)` prints its items, as Python 3 does
@@ -98,6 +107,8 @@ class TupleExpr(Node):
 class Chain(Node):
     """`first op1 x1 op2 x2 ...` for operators of one precedence level, evaluated left to right."""
 
+    leftmost = "first"  # where the expression starts (start_of)
+
     first: Node
     ops: list[tuple[str, Node, Loc]]
     loc: Loc
@@ -106,6 +117,8 @@ class Chain(Node):
 @record
 class Power(Node):
     """`base ** exponent` (right-associative)."""
+
+    leftmost = "base"  # where the expression starts (start_of)
 
     base: Node
     exponent: Node
@@ -121,6 +134,7 @@ class Unary(Node):
 
 @record
 class Compare(Node):
+    leftmost = "left"
     op: str
     left: Node
     right: Node
@@ -129,6 +143,7 @@ class Compare(Node):
 
 @record
 class BoolOp(Node):
+    leftmost = "values"
     op: str  # "and" / "or"
     values: list[Node]
     loc: Loc
@@ -142,6 +157,7 @@ class Not(Node):
 
 @record
 class Call(Node):
+    leftmost = "func"
     func: Node
     args: list[Node]
     kwargs: list[tuple[str, Node]]
@@ -150,6 +166,7 @@ class Call(Node):
 
 @record
 class Attribute(Node):
+    leftmost = "obj"
     obj: Node
     name: str
     loc: Loc
@@ -157,6 +174,7 @@ class Attribute(Node):
 
 @record
 class Index(Node):
+    leftmost = "obj"
     obj: Node
     index: Node  # an expression, a Slice, or a TupleExpr of them
     loc: Loc
@@ -170,178 +188,10 @@ class Slice(Node):
     loc: Loc
 
 
-# ---------------------------------------------------------------------------------------------------
-# Statements
 
 
-@record
-class ExprStmt(Node):
-    expr: Node
-    loc: Loc
-
-
-@record
-class Assign(Node):
-    targets: list[Node]  # Name, Index, Attribute, or TupleExpr of those; `a = b = v` has two
-    value: Node
-    requires_grad: bool
-    loc: Loc
-
-
-@record
-class AugAssign(Node):
-    target: Node
-    op: str  # "+", "-", "*", "/"
-    value: Node
-    loc: Loc
-
-
-@record
-class Backward(Node):
-    expr: Node
-    gradient: Node | None
-    retain_graph: bool
-    create_graph: bool
-    loc: Loc
-
-
-@record
-class RetainGrad(Node):
-    exprs: list[Node]
-    loc: Loc
-
-
-@record
-class ZeroGrad(Node):
-    exprs: list[Node]
-    loc: Loc
-
-
-@record
-class Del(Node):
-    names: list[Name]
-    loc: Loc
-
-
-@record
-class Print(Node):
-    args: list[Node]
-    loc: Loc
-
-
-@record
-class Graph(Node):
-    expr: Node
-    path: Node | None
-    loc: Loc
-
-
-@record
-class Seed(Node):
-    expr: Node
-    loc: Loc
-
-
-@record
-class Save(Node):
-    exprs: list[Node]
-    loc: Loc
-
-
-@record
-class Return(Node):
-    value: Node | None
-    loc: Loc
-
-
-@record
-class Break(Node):
-    loc: Loc
-
-
-@record
-class Continue(Node):
-    loc: Loc
-
-
-@record
-class Pass(Node):
-    loc: Loc
-
-
-@record
-class Command(Node):
-    """A REPL command line: `:help [topic]`, `:vars`, `:reset`, `:load FILE`, `:quit`."""
-
-    name: str
-    arg: str
-    loc: Loc
-
-
-@record
-class If(Node):
-    branches: list[tuple[Node, list[Node]]]  # (condition, body) for `if` and each `elif`
-    orelse: list[Node] | None
-    loc: Loc
-
-
-@record
-class For(Node):
-    names: list[str]
-    iterable: Node
-    body: list[Node]
-    loc: Loc
-
-
-@record
-class While(Node):
-    cond: Node
-    body: list[Node]
-    loc: Loc
-
-
-@record
-class With(Node):
-    mode: str  # no_grad, enable_grad, inference_mode, detect_anomaly
-    body: list[Node]
-    loc: Loc
-
-
-@record
-class Param(Node):
-    name: str
-    default: Node | None
-    loc: Loc
-
-
-@record
-class Def(Node):
-    name: str
-    params: list[Param]
-    body: list[Node]
-    loc: Loc
-
-
-@record
-class FunctionDef(Node):
-    """A custom autograd Function: `forward` over `params`, `backward` over one gradient per output."""
-
-    name: str
-    params: list[Param]
-    forward: list[Node]
-    grad_params: list[Param]
-    backward: list[Node]
-    loc: Loc
-    backward_loc: Loc = Loc(0, 0)
-
-
-@record
-class Program(Node):
-    body: list[Node]
-    loc: Loc = Loc(1, 1)
-
-
-def _make_inits() -> None:
+def finish_records() -> None:
+    """Make the `__init__` of every record declared since the last call (each module of records ends with it)."""
     sources = []
     defaults: dict[str, Any] = {}
     for cls in _RECORDS:
@@ -359,27 +209,184 @@ def _make_inits() -> None:
     exec("\n".join(sources), defaults)
     for cls in _RECORDS:
         cls.__init__ = defaults[f"{cls.__name__}_init"]  # type: ignore[misc]
+    _RECORDS.clear()
 
 
-_make_inits()
+@record
+class Param(Node):
+    """A parameter of `def`, `function` or a custom function's `backward`: `name` or `name=default`."""
+
+    name: str
+    default: Node | None
+    loc: Loc
+
+
+@record
+class Program(Node):
+    body: list[Node]
+    loc: Loc = Loc(1, 1)
+
+
+finish_records()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Statements: the base record, the registry of grammar rules, the generic walk
+
+
+class Stmt(Node):
+    """Base of statement records. A statement record declares, besides its fields (the rule's kept children,
+    in order; its first field `loc` is where the statement starts):
+    - `requires`: (context, message) when it is only valid inside a loop, a function or a forward block;
+    - `opens`: the contexts its blocks add (`loop` for `for`/`while`), and `fresh` when its blocks start a
+      new function scope (the loop around a `def` does not reach into its body);
+    - its blocks: fields annotated `Block` (a list of statements), or lists of records that hold them.
+    """
+
+    requires: tuple[str, str] | None = None
+    opens: frozenset[str] = frozenset()
+    fresh: bool = False
+
+    def context_of(self, field: str, outer: frozenset[str]) -> frozenset[str]:
+        """The contexts the statements of block `field` run in."""
+        return self.opens if self.fresh else outer | self.opens
+
+
+Block = list  # a field annotated `Block` holds a list of statements (the generic walk finds them by it)
+
+# grammar rule -> its lowering (children -> record); the Lowerer (lower.py) calls these
+RULES: dict[str, Callable[[list], Any]] = {}
+
+
+def statement(rule: str) -> Callable[[type], type]:
+    """Declare `cls` the record that grammar rule `rule` lowers to.
+
+    Its lowering is `cls.lower(*children)` when the class defines `lower`; otherwise the rule's kept
+    children map onto the fields in order (create_ast's style), a token becoming its `Loc` for a field
+    annotated `Loc`, its text for `str`, and a missing optional list (`[exprlist]`) an empty list."""
+
+    def register(cls: type) -> type:
+        record(cls)
+        custom = cls.__dict__.get("lower")
+        if custom is not None:
+            lower = custom.__get__(None, cls)
+            RULES[rule] = lambda children: lower(*children)
+        else:
+            RULES[rule] = _positional(cls)
+        return cls
+
+    return register
+
+
+def rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Declare the lowering of a rule that is part of a statement (`backward_flag`, `elif_clause`)."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        RULES[name] = lambda children: fn(*children)
+        return fn
+
+    return register
+
+
+def _positional(cls: type) -> Callable[[list], Any]:
+    annotations = cls.__dict__.get("__annotations__", {})
+    converters: list[Callable[[Any], Any] | None] = []
+    for kind in annotations.values():
+        kind = str(kind)
+        if kind == "Loc":
+            converters.append(token_loc)
+        elif kind == "str":
+            converters.append(str)
+        elif kind.startswith(("list", "Block")):
+            converters.append(lambda v: [] if v is None else v)
+        else:
+            converters.append(None)
+
+    def lower(children: list) -> Any:
+        return cls(*[c if f is None else f(c) for f, c in zip(converters, children, strict=True)])
+
+    return lower
+
+
+def token_loc(tok: Any) -> Loc:
+    """Where a token starts."""
+    return tuple.__new__(Loc, (tok.line, tok.column))  # Loc(...) without the NamedTuple's Python-level __new__
+
+
+def children(node: Node) -> Iterator[Node]:
+    """The records directly inside `node`, in field order (through lists and tuples of them)."""
+    for f in node._fields:
+        yield from _records_in(getattr(node, f))
+
+
+def _records_in(value: Any) -> Iterator[Node]:
+    if isinstance(value, Node):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            if isinstance(item, (Node, list, tuple)):
+                yield from _records_in(item)
+
+
+def blocks(st: Node) -> Iterator[tuple[str, list[Node]]]:
+    """The statement blocks of a statement, with the name of the field that holds each."""
+    for f, kind in type(st).__dict__.get("__annotations__", {}).items():
+        value = getattr(st, f)
+        if str(kind) == "Block":
+            if value is not None:
+                yield f, value
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, Node) and not isinstance(item, Stmt):
+                    for _, inner in blocks(item):
+                        yield f, inner
+
+
+def walk_statements(body: list[Node], into_functions: bool = True) -> Iterator[Node]:
+    """Every statement of `body` and of the blocks inside it (without recursion); `into_functions=False`
+    stays out of the bodies of `def` and `function` (they are scopes of their own)."""
+    stack = [iter(body)]
+    while stack:
+        st = next(stack[-1], None)
+        if st is None:
+            stack.pop()
+            continue
+        yield st
+        if into_functions or not getattr(st, "fresh", False):
+            stack.extend(iter(b) for _, b in reversed(list(blocks(st))))
 
 
 def start_of(node: Any) -> Loc:
     """Where an expression begins (its leftmost token), found without recursion."""
     while True:
-        if isinstance(node, Chain):
-            node = node.first
-        elif isinstance(node, Power):
-            node = node.base
-        elif isinstance(node, (Call,)):
-            node = node.func
-        elif isinstance(node, (Attribute, Index)):
-            node = node.obj
-        elif isinstance(node, Compare):
-            node = node.left
-        elif isinstance(node, BoolOp):
-            node = node.values[0]
-        elif isinstance(node, TupleExpr) and node.items and not node.parens:
-            node = node.items[0]
-        else:
+        field = node.leftmost
+        if field is None or (field == "items" and (node.parens or not node.items)):
             return node.loc
+        node = getattr(node, field)
+        if isinstance(node, list):
+            node = node[0]
+
+
+def check(program: Program) -> None:
+    """Raise a SyntaxProblem for statements out of place (`break` outside a loop, `return` outside a
+    function, `save` outside a forward block): each statement record says what it requires and opens."""
+    stack: list[tuple[list[Node], frozenset[str]]] = [(program.body, frozenset())]
+    while stack:
+        body, ctx = stack.pop()
+        for st in body:
+            need = type(st).requires  # type: ignore[attr-defined]
+            if need is not None and need[0] not in ctx:
+                raise SyntaxProblem(need[1], st.loc)
+            for field, inner in blocks(st):
+                stack.append((inner, st.context_of(field, ctx)))  # type: ignore[attr-defined]
+
+
+def __getattr__(name: str) -> Any:
+    """Statement records are declared beside their compile functions (gradcalc.lang.statements), and
+    readable here too (`ast.Backward`)."""
+    from . import statements
+
+    try:
+        return getattr(statements, name)
+    except AttributeError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

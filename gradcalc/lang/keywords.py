@@ -1,51 +1,23 @@
-"""The language's reserved words (LANGUAGE.md section 2), kept apart so that a syntax highlighter or a
-completer can import them without loading the parser or the engine."""
+"""The language's reserved words (LANGUAGE.md section 2), read from the grammar's terminals, kept apart so
+that a syntax highlighter or a completer can import them without loading the parser or the engine."""
 
 from __future__ import annotations
 
-KEYWORDS: tuple[str, ...] = (
-    "requires_grad",
-    "backward",
-    "retain_graph",
-    "create_graph",
-    "gradient",
-    "retain_grad",
-    "zero_grad",
-    "with",
-    "no_grad",
-    "enable_grad",
-    "inference_mode",
-    "detect_anomaly",
-    "def",
-    "function",
-    "forward",
-    "save",
-    "return",
-    "if",
-    "elif",
-    "else",
-    "for",
-    "in",
-    "while",
-    "break",
-    "continue",
-    "del",
-    "print",
-    "graph",
-    "seed",
-    "and",
-    "or",
-    "not",
-    "true",
-    "false",
-    "none",
-    "True",
-    "False",
-    "None",
-    "pass",  # not in LANGUAGE.md's list: a Python user's empty block (`if x: pass`)
-)
+from typing import Any
 
-# Special only in one place (`graph y to "y.dot"`); a name everywhere else.
-SOFT_KEYWORDS: tuple[str, ...] = ("to",)
+from .errors import Loc, SyntaxProblem
+from .grammar import keyword_terminals
+
+# Reserved everywhere: no name may spell one (`backward = 1` is an error).
+KEYWORDS: tuple[str, ...] = tuple(word for _, word, soft in keyword_terminals() if not soft)
+
+# Special only where the grammar expects them (`graph y to "y.dot"`); a name everywhere else.
+SOFT_KEYWORDS: tuple[str, ...] = tuple(word for _, word, soft in keyword_terminals() if soft)
 
 KEYWORD_SET = frozenset(KEYWORDS)
+
+
+def check_name(tok: Any) -> None:
+    """A name token that spells a keyword is an error (`backward = 1`)."""
+    if str(tok) in KEYWORD_SET:
+        raise SyntaxProblem(f"'{tok}' is a keyword; it can't be used as a name", Loc(tok.line, tok.column))

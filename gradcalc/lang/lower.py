@@ -1,10 +1,10 @@
-"""Lowering: from the grammar's rules to the records of `ast.py`.
+"""Lowering: from the grammar's rules to the records of `ast.py` and `statements/`.
 
 `Lowerer` has one callback per rule (or alias) of grammar/gradcalc.lark. The parser applies them while
 it parses (parser.py's table-driven parser, or Lark's LALR parser with `transformer=`), bottom-up and
 without recursion, so no parse tree is ever built and a deeply nested input lowers as easily as a flat
-one. `check` then walks the statements once for what depends on context (`break` outside a loop, `save`
-outside a forward block, ...).
+one. `check` (ast.py) then walks the statements once for what depends on context (`break` outside a
+loop, `save` outside a forward block, ...).
 
 This module does not import Lark: a token is anything that is a `str` with `type`, `line` and `column`
 attributes, which both Lark's `Token` and parser.py's `Tok` are (and no other child of a rule is a str).
@@ -12,19 +12,14 @@ attributes, which both Lark's `Token` and parser.py's `Tok` are (and no other ch
 
 from __future__ import annotations
 
-from typing import Any
-
 from . import ast as A
 from .errors import Loc, SyntaxProblem
-from .keywords import KEYWORD_SET
-
-COMMANDS = ("help", "vars", "reset", "load", "quit")
-GRAD_MODES = ("no_grad", "enable_grad", "inference_mode", "detect_anomaly")
+from .keywords import check_name
+from .statements import finish_records  # noqa: F401 - registers every statement's rule in A.RULES
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
 
-_new_tuple = tuple.__new__
 
 
 class Tok(str):
@@ -39,8 +34,7 @@ class Tok(str):
 Token = Tok  # the name the callbacks' annotations use: a Tok, or Lark's Token on Lark's error path
 
 
-def loc(tok: Token) -> Loc:
-    return _new_tuple(Loc, (tok.line, tok.column))  # Loc(...) without the NamedTuple's Python-level __new__
+loc = A.token_loc
 
 
 def _string_value(text: str) -> str:
@@ -97,43 +91,12 @@ def _nodes(children: list) -> list:
     return [c for c in children if not isinstance(c, str)]
 
 
-_TARGET_WORDS = {
-    A.Call: "a function call",
-    A.Num: "a number",
-    A.NumList: "a list literal",
-    A.Str: "a string",
-    A.Const: "a constant",
-    A.Chain: "an operation",
-    A.Power: "an operation",
-    A.Unary: "an operation",
-    A.Compare: "a comparison",
-    A.BoolOp: "an operation",
-    A.Not: "an operation",
-    A.ListExpr: "a list",
-}
-
-
-def _check_target(node: A.Node, what: str = "assign to") -> None:
-    """Assignable: a name, `x[i]`, `x.grad`-like attributes, or a tuple of those (`a, b = t`)."""
-    if isinstance(node, (A.Name, A.Index, A.Attribute)):
-        return
-    if isinstance(node, A.TupleExpr) and what == "assign to":
-        for item in node.items:
-            if isinstance(item, A.TupleExpr):
-                raise SyntaxProblem(
-                    "nested tuples can't be assigned to; unpack one level at a time", item.loc
-                )
-            _check_target(item, what)
-        return
-    words = _TARGET_WORDS.get(type(node), "this expression")
-    raise SyntaxProblem(
-        f"can't {what} {words}; the left side must be a name, x[i] or x.attribute", A.start_of(node)
-    )
-
-
 class Lowerer:
     """One callback per grammar rule; each returns an `ast` node (or a piece of one). A rule without a
-    callback here must be inlined (`_rule`) or always have one child (`?rule`): parser.py checks."""
+    callback here must be inlined (`_rule`) or always have one child (`?rule`): parser.py checks.
+
+    The program's structure and the expressions are lowered here; each statement's rule is lowered by its
+    record (`A.RULES`, filled by `@statement` in gradcalc.lang.statements), installed below."""
 
     # -- program and blocks ----------------------------------------------------------------------
     def start(self, children: list) -> A.Program:
@@ -145,177 +108,8 @@ class Lowerer:
     def suite(self, children: list) -> list[A.Node]:
         return _flatten_statements(children)
 
-    # -- simple statements -----------------------------------------------------------------------
-    def expr_stmt(self, children: list) -> A.ExprStmt:
-        expr = children[0]
-        return A.ExprStmt(expr, A.start_of(expr))
-
-    def assign(self, children: list) -> A.Assign:
-        parts = _nodes(children)
-        requires_grad = bool(_tokens(children, "REQUIRES_GRAD"))
-        *targets, value = parts
-        for t in targets:
-            _check_target(t)
-        if requires_grad:
-            if len(targets) != 1 or not isinstance(targets[0], A.Name) or isinstance(value, A.TupleExpr):
-                raise SyntaxProblem(
-                    "`requires_grad` after an assignment makes one new leaf: write `x = EXPR "
-                    "requires_grad` with a single name",
-                    loc(_tokens(children, "REQUIRES_GRAD")[0]),
-                )
-        return A.Assign(targets, value, requires_grad, A.start_of(targets[0]))
-
-    def aug_assign(self, children: list) -> A.AugAssign:
-        target, op, value = children
-        if isinstance(target, A.TupleExpr):
-            raise SyntaxProblem(f"'{op}' needs a single target", loc(op))
-        _check_target(target, f"use '{op}' on")
-        return A.AugAssign(target, str(op)[0], value, A.start_of(target))
-
-    def backward_flag(self, children: list) -> tuple[str, Any, Loc]:
-        tok = children[0]
-        return (str(tok), children[1] if len(children) > 1 else None, loc(tok))
-
-    def backward_stmt(self, children: list) -> A.Backward:
-        tok, expr, *flags = children
-        seen: dict[str, Any] = {}
-        for name, value, where in flags:
-            if name in seen:
-                raise SyntaxProblem(f"`{name}` is given twice", where)
-            seen[name] = value
-        return A.Backward(
-            expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen, loc(tok)
-        )
-
     def exprlist(self, children: list) -> list[A.Node]:
         return list(children)
-
-    def retain_grad_stmt(self, children: list) -> A.RetainGrad:
-        return A.RetainGrad(children[1], loc(children[0]))
-
-    def zero_grad_stmt(self, children: list) -> A.ZeroGrad:
-        return A.ZeroGrad(children[1], loc(children[0]))
-
-    def del_stmt(self, children: list) -> A.Del:
-        for item in children[1]:
-            if not isinstance(item, A.Name):
-                raise SyntaxProblem("`del` removes names from the workspace: `del x, y`", A.start_of(item))
-        return A.Del(children[1], loc(children[0]))
-
-    def print_stmt(self, children: list) -> A.Print:
-        args = children[1] if len(children) > 1 else []
-        if len(args) == 1 and isinstance(args[0], A.TupleExpr) and args[0].parens:
-            args = args[0].items  # print(a, b) prints "a b", as in Python 3
-        return A.Print(args, loc(children[0]))
-
-    def graph_stmt(self, children: list) -> A.Graph:
-        nodes = _nodes(children)
-        return A.Graph(nodes[0], nodes[1] if len(nodes) > 1 else None, loc(children[0]))
-
-    def seed_stmt(self, children: list) -> A.Seed:
-        return A.Seed(children[1], loc(children[0]))
-
-    def save_stmt(self, children: list) -> A.Save:
-        for item in children[1]:
-            if not isinstance(item, A.Name):
-                raise SyntaxProblem(
-                    "`save` takes names (`save a, b`), so that backward can read them by name",
-                    A.start_of(item),
-                )
-        return A.Save(children[1], loc(children[0]))
-
-    def return_stmt(self, children: list) -> A.Return:
-        return A.Return(children[1] if len(children) > 1 else None, loc(children[0]))
-
-    def break_stmt(self, children: list) -> A.Break:
-        return A.Break(loc(children[0]))
-
-    def continue_stmt(self, children: list) -> A.Continue:
-        return A.Continue(loc(children[0]))
-
-    def pass_stmt(self, children: list) -> A.Pass:
-        return A.Pass(loc(children[0]))
-
-    def command(self, children: list) -> A.Command:
-        tok = children[0]
-        name, _, arg = str(tok)[1:].strip().partition(" ")
-        if name not in COMMANDS:
-            known = ", ".join(":" + c for c in COMMANDS)
-            raise SyntaxProblem(f"unknown command ':{name}'; the commands are {known}", loc(tok))
-        return A.Command(name, arg.strip(), loc(tok))
-
-    # -- compound statements ---------------------------------------------------------------------
-    def if_stmt(self, children: list) -> A.If:
-        tok, cond, body, *rest = children
-        branches = [(cond, body)]
-        orelse = None
-        for clause in rest:
-            if clause[0] == "elif":
-                branches.append((clause[1], clause[2]))
-            else:
-                orelse = clause[1]
-        return A.If(branches, orelse, loc(tok))
-
-    def elif_clause(self, children: list) -> tuple:
-        return ("elif", children[1], children[2])
-
-    def else_clause(self, children: list) -> tuple:
-        return ("else", children[1])
-
-    def for_stmt(self, children: list) -> A.For:
-        names = [t for t in _tokens(children, "NAME")]
-        for t in names:
-            _check_name(t)
-        iterable, body = _nodes(children)
-        return A.For([str(t) for t in names], iterable, body, loc(children[0]))
-
-    def while_stmt(self, children: list) -> A.While:
-        return A.While(children[1], children[2], loc(children[0]))
-
-    def with_stmt(self, children: list) -> A.With:
-        return A.With(str(children[1]), children[-1], loc(children[0]))
-
-    def param(self, children: list) -> A.Param:
-        _check_name(children[0])
-        return A.Param(str(children[0]), children[2] if len(children) > 2 else None, loc(children[0]))
-
-    def params(self, children: list) -> list[A.Param]:
-        seen = set()
-        defaults = False
-        for p in children:
-            if p.name in seen:
-                raise SyntaxProblem(f"parameter '{p.name}' is listed twice", p.loc)
-            seen.add(p.name)
-            if p.default is not None:
-                defaults = True
-            elif defaults:
-                raise SyntaxProblem(
-                    f"parameter '{p.name}' without a default follows one with a default", p.loc
-                )
-        return list(children)
-
-    def def_stmt(self, children: list) -> A.Def:
-        tok, name = children[0], children[1]
-        _check_name(name)
-        params = children[2] if len(children) == 4 else []
-        return A.Def(str(name), params, children[-1], loc(tok))
-
-    def forward_block(self, children: list) -> tuple:
-        return ("forward", children[1], loc(children[0]))
-
-    def backward_block(self, children: list) -> tuple:
-        params = children[1] if len(children) == 3 else []
-        for p in params:
-            if p.default is not None:
-                raise SyntaxProblem("backward's parameters (one gradient per output) take no defaults", p.loc)
-        return ("backward", params, children[-1], loc(children[0]))
-
-    def function_stmt(self, children: list) -> A.FunctionDef:
-        tok, name = children[0], children[1]
-        _check_name(name)
-        params = children[2] if len(children) == 5 else []
-        forward, backward = children[-2], children[-1]
-        return A.FunctionDef(str(name), params, forward[1], backward[1], backward[2], loc(tok), backward[3])
 
     # -- expressions -----------------------------------------------------------------------------
     def tuple(self, children: list) -> A.TupleExpr:
@@ -394,7 +188,7 @@ class Lowerer:
     # -- atoms -----------------------------------------------------------------------------------
     def name(self, children: list) -> A.Name:
         tok = children[0]
-        _check_name(tok)
+        check_name(tok)
         return A.Name(str(tok), loc(tok))
 
     def number(self, children: list) -> A.Num:
@@ -543,11 +337,6 @@ class _Multi(list):
     """Subscripts written with a comma (`x[0,]`, `x[1:, ::2]`): an index tuple even with one item."""
 
 
-def _check_name(tok: Token) -> None:
-    if str(tok) in KEYWORD_SET:
-        raise SyntaxProblem(f"'{tok}' is a keyword; it can't be used as a name", loc(tok))
-
-
 def _numeric_list(items: list, where: Loc) -> A.NumList:
     """A tensor literal, checked for a rectangular shape (ragged lists are an error when run)."""
     if not items:
@@ -578,44 +367,13 @@ def _shape(data: list) -> tuple[int, ...]:
     return tuple(shape)
 
 
-# ---------------------------------------------------------------------------------------------------
-# Context checks, once per program
 
 
-class _Context:
-    __slots__ = ("loop", "function", "forward")
-
-    def __init__(self, loop: bool = False, function: bool = False, forward: bool = False) -> None:
-        self.loop, self.function, self.forward = loop, function, forward
-
-
-def check(program: A.Program) -> None:
-    """Raise a SyntaxProblem for statements out of place: `break`/`continue` outside a loop, `return`
-    outside a function, `save` outside a forward block."""
-    _check_block(program.body, _Context())
+def _install_statement_rules() -> None:
+    """Each statement rule's callback is its record's lowering (the parser calls `lowerer.RULE(children)`)."""
+    for name, lower in A.RULES.items():
+        setattr(Lowerer, name, staticmethod(lambda children, lower=lower: lower(children)))
 
 
-def _check_block(body: list[A.Node], ctx: _Context) -> None:
-    for st in body:
-        kind = type(st)
-        if kind in (A.Break, A.Continue) and not ctx.loop:
-            word = "break" if kind is A.Break else "continue"
-            raise SyntaxProblem(f"`{word}` outside a loop", st.loc)
-        if kind is A.Return and not ctx.function:
-            raise SyntaxProblem("`return` outside a function", st.loc)
-        if kind is A.Save and not ctx.forward:
-            raise SyntaxProblem("`save` belongs in the forward block of a `function`", st.loc)
-        if kind is A.If:
-            for _, b in st.branches:
-                _check_block(b, ctx)
-            if st.orelse:
-                _check_block(st.orelse, ctx)
-        elif kind in (A.For, A.While):
-            _check_block(st.body, _Context(True, ctx.function, ctx.forward))
-        elif kind is A.With:
-            _check_block(st.body, ctx)
-        elif kind is A.Def:
-            _check_block(st.body, _Context(function=True))
-        elif kind is A.FunctionDef:
-            _check_block(st.forward, _Context(function=True, forward=True))
-            _check_block(st.backward, _Context(function=True))
+_install_statement_rules()
+check = A.check

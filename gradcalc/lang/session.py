@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
-from .interpreter import Interpreter, Unit, error_from
+from .failures import error_from
+from .interpreter import Interpreter, Unit
 from .keywords import KEYWORDS
 
 RECURSION_LIMIT = 20000  # user recursion and nested expressions are bounded below this (interpreter.py)
@@ -98,7 +99,7 @@ class Session:
     def attribute_completions(self, name: str) -> list[str]:
         """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
         from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS
-        from .interpreter import _T
+        from .runtime import ENGINE as _T
 
         parts = name.split(".")
         value = self.workspace.get(parts[0], self._interp.predefined.get(parts[0]))
@@ -121,7 +122,7 @@ class Session:
         """(grad mode: "grad" | "no_grad" | "inference_mode", tensors in the workspace that require grad)."""
         import gradcalc
 
-        from .interpreter import _T
+        from .runtime import ENGINE as _T
 
         if gradcalc.autograd.is_inference_mode_enabled():
             mode = "inference_mode"
@@ -230,7 +231,7 @@ class Session:
 
     def graph(self, tensor: Any, path: str | None) -> None:
         from . import graph
-        from .interpreter import _T
+        from .runtime import ENGINE as _T
 
         names = graph.node_names(self.workspace, _T.Tensor)
         if path is None:

@@ -1,0 +1,663 @@
+"""The compiler: lowered records to closures, decided once so that running only calls closures.
+
+Compiling dispatches on record types through tables and decides everything that does not depend on
+values (which context a literal is in, which operator function to call, whether a call is a method
+call): running a loop then only calls closures, without looking at records again.
+
+Expressions are compiled here (`Compiler.expr`); each statement by the one function registered for its
+record with `@compiles` (in `gradcalc.lang.statements`, beside the record).
+
+How literals behave (LANGUAGE.md section 1): a number literal is a float64 0-d tensor as a value
+(`x = 3`, `3`), but a Python number as an operand (`x ** 2` is PowBackward0, `f32 * 2` stays float32)
+and as an argument (`zeros(2, 3)`, `x.sum(dim=0)`). When both operands of an operator are literals, the
+left one is a tensor, so `2 ** 3 ** 2` is `tensor(512.)`.
+
+Control flow returns signals (BREAK, CONTINUE, RETURN) rather than raising exceptions; errors become
+`GradcalcError`s located at the operator, call or statement that failed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import operator
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from . import ast as A
+from .builtins import (
+    ATTRIBUTES,
+    METHODS,
+    NODE_ATTRIBUTES,
+    NODE_METHODS,
+    SETTABLE,
+    Builtin,
+    RawList,
+    as_tensor,
+    check_size,
+    describe,
+)
+from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
+from .failures import error_from, operator_error
+from .runtime import ENGINE as _T
+from .runtime import MISSING, BoundMethod, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
+
+MAX_EXPR_DEPTH = 400  # nesting of one expression: deeper is a clean error when compiling, not a crash
+
+# Expression contexts: what a literal becomes (see the module docstring).
+VALUE, OPERAND, ARG, INDEX = range(4)
+
+# record type -> its compile function (compiler, record) -> closure; filled by @compiles
+STATEMENTS: dict[type, Callable[[Any, Any], Closure]] = {}
+
+
+def compiles(kind: type) -> Callable[[Callable[[Any, Any], Closure]], Callable[[Any, Any], Closure]]:
+    """Register the compile function of statement record `kind`."""
+
+    def register(fn: Callable[[Any, Any], Closure]) -> Callable[[Any, Any], Closure]:
+        STATEMENTS[kind] = fn
+        return fn
+
+    return register
+
+
+# ---------------------------------------------------------------------------------------------------
+# Operators
+
+
+def _mul(a: Any, b: Any) -> Any:
+    # Python would repeat a string or tuple: `"ab" * 10**9` must not allocate gigabytes
+    if isinstance(a, (str, tuple, list)) or isinstance(b, (str, tuple, list)):
+        raise TypeError("unsupported operand")
+    return a * b
+
+
+def _pow(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int and (b > 64 or b < 0):
+        return float(a) ** b  # a huge exponent of Python ints would compute for ever
+    return a**b
+
+
+BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": _mul,
+    "/": operator.truediv,
+    "//": operator.floordiv,
+    "%": operator.mod,
+    "@": operator.matmul,
+    "**": _pow,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+UNARY: dict[str, Callable[[Any], Any]] = {"-": operator.neg, "+": operator.pos}
+
+
+class Compiler:
+    """Compiles the nodes of one unit (a program, or a file run by :load) into closures."""
+
+    def __init__(self, interp: Interpreter, unit: Unit) -> None:
+        self.interp = interp
+        self.unit = unit
+        self.depth = 0
+        self.exprs: dict[type, Callable[[Any, int], Closure]] = {
+            A.Num: self.num,
+            A.NumList: self.num_list,
+            A.Str: self.const,
+            A.Const: self.const,
+            A.Name: self.name,
+            A.ListExpr: self.list_expr,
+            A.TupleExpr: self.tuple_expr,
+            A.Chain: self.chain,
+            A.Power: self.power,
+            A.Unary: self.unary,
+            A.Compare: self.compare,
+            A.BoolOp: self.bool_op,
+            A.Not: self.not_,
+            A.Call: self.call,
+            A.Attribute: self.attribute,
+            A.Index: self.index,
+            A.Slice: self.slice,
+        }
+
+    # -- blocks and statements -------------------------------------------------------------------
+    def statement_runner(self, st: A.Node) -> Closure:
+        """One statement as run at top level: located errors, the interrupt check, the current position."""
+        return self.block([st])
+
+    def block(self, body: list[A.Node]) -> Closure:
+        interp = self.interp
+        unit = self.unit
+        steps = [((st.loc, unit), st.loc, STATEMENTS[type(st)](self, st)) for st in body]
+
+        def run_block(f: Frame) -> Any:
+            for pos, loc, step in steps:
+                if interp.stop_requested:
+                    interp.stop_requested = False
+                    raise Interrupted(loc)
+                interp.current = pos
+                try:
+                    signal = step(f)
+                except GradcalcError as exc:
+                    if exc.loc is None:
+                        exc.loc = loc
+                    if exc.filename is None:
+                        exc.filename, exc.source = unit.filename, unit.source
+                        exc.interactive = unit.interactive  # type: ignore[attr-defined]
+                    raise
+                except (KeyboardInterrupt, SystemExit):
+                    raise
+                except Exception as exc:
+                    err = error_from(exc, loc)
+                    err.filename, err.source = unit.filename, unit.source
+                    err.interactive = unit.interactive  # type: ignore[attr-defined]
+                    raise err from None
+                if signal is not None:
+                    return signal
+            return None
+
+        return run_block
+
+    def binder(self, target: A.Node) -> Callable[[Frame, Any], None]:
+        """How to store a value into an assignment target."""
+        if isinstance(target, A.Name):
+            name = target.id
+
+            def bind_name(f: Frame, v: Any) -> None:
+                f.vars[name] = v
+
+            return bind_name
+        if isinstance(target, A.Index):
+            obj = self.expr(target.obj, VALUE)
+            idx = self.index_expr(target.index)
+            loc = target.loc
+
+            def bind_item(f: Frame, v: Any) -> None:
+                o = obj(f)
+                i = idx(f)
+                if isinstance(v, _T.Tensor) and v.ndim == 0 and not v.requires_grad:
+                    v = v.item()  # g[mask] = 0: a scalar fill
+                if not isinstance(o, _T.Tensor):
+                    raise GradcalcError(f"only tensors can be assigned into by index, not {describe(o)}", loc)
+                try:
+                    o[i] = v
+                except Exception as exc:
+                    raise error_from(exc, loc) from None
+
+            return bind_item
+        if isinstance(target, A.Attribute):
+            obj = self.expr(target.obj, VALUE)
+            attr, loc = target.name, target.loc
+
+            def bind_attr(f: Frame, v: Any) -> None:
+                o = obj(f)
+                if not isinstance(o, _T.Tensor) or attr not in SETTABLE:
+                    settable = ", ".join(f"x.{s}" for s in SETTABLE)
+                    raise GradcalcError(
+                        f"can't assign to .{attr}; only {settable} of a tensor can be assigned", loc
+                    )
+                if attr != "requires_grad":
+                    v = as_tensor(v) if v is not None else None
+                try:
+                    setattr(o, ATTRIBUTES[attr], v)
+                except Exception as exc:
+                    raise error_from(exc, loc) from None
+
+            return bind_attr
+        assert isinstance(target, A.TupleExpr)
+        parts = [self.binder(t) for t in target.items]
+        n = len(parts)
+        loc = target.loc
+
+        def bind_tuple(f: Frame, v: Any) -> None:
+            try:
+                items = list(v)
+            except Exception:
+                raise GradcalcError(f"can't unpack {describe(v)} into {n} names", loc) from None
+            if len(items) != n:
+                raise GradcalcError(f"can't unpack {len(items)} values into {n} names", loc)
+            for bind, item in zip(parts, items, strict=True):
+                bind(f, item)
+
+        return bind_tuple
+
+    def tensors(self, exprs: list[A.Node], what: str) -> Callable[[Frame], list[Any]]:
+        fns = [(self.expr(e, VALUE), A.start_of(e)) for e in exprs]
+
+        def values(f: Frame) -> list[Any]:
+            out = []
+            for fn, loc in fns:
+                v = fn(f)
+                if not isinstance(v, _T.Tensor):
+                    raise GradcalcError(f"{what} needs tensors, not {describe(v)}", loc)
+                out.append(v)
+            return out
+
+        return values
+
+    def _params(self, params: list[A.Param]) -> tuple[list[str], list[Closure]]:
+        names = [p.name for p in params]
+        defaults = [self.expr(p.default, VALUE) for p in params if p.default is not None]
+        return names, defaults
+
+    # -- expressions -----------------------------------------------------------------------------
+    def expr(self, node: A.Node, ctx: int) -> Closure:
+        self.depth += 1
+        try:
+            if self.depth > MAX_EXPR_DEPTH:
+                raise SyntaxProblem(f"an expression nested more than {MAX_EXPR_DEPTH} levels deep", node.loc)
+            return self.exprs[type(node)](node, ctx)
+        finally:
+            self.depth -= 1
+
+    def num(self, node: A.Num, ctx: int) -> Closure:
+        value = node.value
+        if ctx == VALUE:
+            make = _T.tensor
+            x = float(value)
+            return lambda f: make(x)
+        return lambda f: value
+
+    def num_list(self, node: A.NumList, ctx: int) -> Closure:
+        if node.problem is not None:
+            problem, loc = node.problem, node.loc
+
+            def fail(f: Frame) -> Any:
+                raise GradcalcError(problem, loc)
+
+            return fail
+        data = node.data
+        if ctx == ARG:
+            return lambda f: RawList(data)
+        if ctx == INDEX and _all_whole(data):
+            ints = _ints(data)
+            return lambda f: list(ints)
+        floats = _floats(data)
+        make = _T.tensor
+        return lambda f: make(floats)
+
+    def const(self, node: A.Str | A.Const, ctx: int) -> Closure:
+        value = node.value
+        return lambda f: value
+
+    def name(self, node: A.Name, ctx: int) -> Closure:
+        name, loc = node.id, node.loc
+        lookup = self.interp.lookup
+
+        def ev(f: Frame) -> Any:
+            v = f.vars.get(name, MISSING)
+            if v is MISSING:
+                return lookup(f, name, loc)
+            return v
+
+        return ev
+
+    def list_expr(self, node: A.ListExpr, ctx: int) -> Closure:
+        """`[a, b]` is a list value; but a list whose items are all numbers (`[pi, 1]`, `[x.item(), 0]`) is a
+        tensor, as a list literal of numbers is."""
+        fns = [self.expr(i, ARG) for i in node.items]
+        literal = [i for i, item in enumerate(node.items) if isinstance(item, (A.Num, A.NumList))]
+        make = _T.tensor
+        loc = node.loc
+        numeric = (int, float, RawList)
+
+        def ev(f: Frame) -> Any:
+            values = [fn(f) for fn in fns]
+            if all(type(v) in numeric for v in values):
+                data = _floats(values)
+                if not _rectangular(data):
+                    raise GradcalcError("a ragged list: every row of a tensor needs the same length", loc)
+                return make(data)
+            for i in literal:
+                values[i] = as_tensor(values[i])
+            return values
+
+        return ev
+
+    def tuple_expr(self, node: A.TupleExpr, ctx: int) -> Closure:
+        fns = [self.expr(i, VALUE) for i in node.items]
+        return lambda f: tuple(fn(f) for fn in fns)
+
+    def _binary(self, sym: str, left: Closure, right: Closure, loc: Loc) -> Closure:
+        op = BINARY[sym]
+        interp = self.interp
+        Tensor = _T.Tensor
+
+        def ev(f: Frame) -> Any:
+            a = left(f)
+            b = right(f)
+            if type(a) is Tensor and type(b) is Tensor and a.numel() * b.numel() > interp.max_elements:
+                _check_result_size(sym, a, b, loc)
+            try:
+                return op(a, b)
+            except Exception as exc:
+                raise operator_error(exc, sym, a, b, loc) from None
+
+        return ev
+
+    def chain(self, node: A.Chain, ctx: int) -> Closure:
+        ops = node.ops
+        both_literal = isinstance(node.first, A.Num) and isinstance(ops[0][1], A.Num)
+        first = self.expr(node.first, VALUE if both_literal else OPERAND)
+        steps = [(sym, self.expr(operand, OPERAND), loc) for sym, operand, loc in ops]
+        if len(steps) == 1:
+            sym, right, loc = steps[0]
+            return self._binary(sym, first, right, loc)
+        binaries = [(BINARY[sym], sym, right, loc) for sym, right, loc in steps]
+        interp = self.interp
+        Tensor = _T.Tensor
+
+        def ev(f: Frame) -> Any:
+            a = first(f)
+            for op, sym, right, loc in binaries:
+                b = right(f)
+                if type(a) is Tensor and type(b) is Tensor and a.numel() * b.numel() > interp.max_elements:
+                    _check_result_size(sym, a, b, loc)
+                try:
+                    a = op(a, b)
+                except Exception as exc:
+                    raise operator_error(exc, sym, a, b, loc) from None
+            return a
+
+        return ev
+
+    def power(self, node: A.Power, ctx: int) -> Closure:
+        both_literal = isinstance(node.base, A.Num) and isinstance(node.exponent, A.Num)
+        base = self.expr(node.base, VALUE if both_literal else OPERAND)
+        exponent = self.expr(node.exponent, OPERAND)
+        return self._binary("**", base, exponent, node.loc)
+
+    def unary(self, node: A.Unary, ctx: int) -> Closure:
+        operand = self.expr(node.operand, OPERAND)
+        op, sym, loc = UNARY[node.op], node.op, node.loc
+
+        def ev(f: Frame) -> Any:
+            v = operand(f)
+            try:
+                return op(v)
+            except TypeError:
+                raise GradcalcError(f"can't apply unary '{sym}' to {describe(v)}", loc) from None
+            except Exception as exc:
+                raise error_from(exc, loc) from None
+
+        return ev
+
+    def compare(self, node: A.Compare, ctx: int) -> Closure:
+        both_literal = isinstance(node.left, A.Num) and isinstance(node.right, A.Num)
+        left = self.expr(node.left, VALUE if both_literal else OPERAND)
+        right = self.expr(node.right, OPERAND)
+        return self._binary(node.op, left, right, node.loc)
+
+    def bool_op(self, node: A.BoolOp, ctx: int) -> Closure:
+        fns = [(self.expr(v, VALUE), A.start_of(v)) for v in node.values]
+        want = node.op == "or"  # `or` stops at the first true value, `and` at the first false one
+
+        def ev(f: Frame) -> Any:
+            v = None
+            for fn, loc in fns:
+                v = fn(f)
+                if truth(v, loc) is want:
+                    return v
+            return v
+
+        return ev
+
+    def not_(self, node: A.Not, ctx: int) -> Closure:
+        operand = self.expr(node.operand, VALUE)
+        loc = A.start_of(node.operand)
+        return lambda f: not truth(operand(f), loc)
+
+    def _arguments(
+        self, node: A.Call
+    ) -> tuple[list[Closure], list[tuple[str, Closure]], list[int], list[str]]:
+        args = [self.expr(a, ARG) for a in node.args]
+        kwargs = [(k, self.expr(v, ARG)) for k, v in node.kwargs]
+        literal = (A.Num, A.NumList)
+        lit_pos = [i for i, a in enumerate(node.args) if isinstance(a, literal)]
+        lit_kw = [k for k, v in node.kwargs if isinstance(v, literal)]
+        return args, kwargs, lit_pos, lit_kw
+
+    def call(self, node: A.Call, ctx: int) -> Closure:
+        if isinstance(node.func, A.Attribute):
+            return self.method_call(node)
+        func = self.expr(node.func, VALUE)
+        args, kwargs, lit_pos, lit_kw = self._arguments(node)
+        loc = node.loc
+        fname = node.func.id if isinstance(node.func, A.Name) else None
+
+        def ev(f: Frame) -> Any:
+            fn = func(f)
+            a = [g(f) for g in args]
+            kw = {k: g(f) for k, g in kwargs} if kwargs else {}
+            try:
+                if type(fn) is Builtin:
+                    return fn.invoke(a, kw)
+                if not callable(fn) or isinstance(fn, _T.Tensor) or isinstance(fn, type):
+                    what = f"'{fname}' is {describe(fn)}" if fname else f"this is {describe(fn)}"
+                    raise GradcalcError(f"{what}, not a function: it can't be called", loc)
+                for i in lit_pos:  # literals are tensors for user functions
+                    a[i] = as_tensor(a[i])
+                for k in lit_kw:
+                    kw[k] = as_tensor(kw[k])
+                return fn(*a, **kw)
+            except GradcalcError as exc:
+                if exc.loc is None:
+                    exc.loc = loc
+                raise
+            except Exception as exc:
+                raise error_from(exc, loc) from None
+
+        return ev
+
+    def method_call(self, node: A.Call) -> Closure:
+        attr = node.func
+        assert isinstance(attr, A.Attribute)
+        obj = self.expr(attr.obj, VALUE)
+        name, loc = attr.name, node.loc
+        args, kwargs, _, _ = self._arguments(node)
+        b = METHODS.get(name)
+        Tensor = _T.Tensor
+        if b is not None and not args and not kwargs:
+            target = b.target
+            limits = _T.limits
+
+            def ev_plain(f: Frame) -> Any:
+                o = obj(f)
+                if type(o) is Tensor:
+                    try:
+                        result = getattr(o, target)()
+                    except Exception as exc:
+                        raise error_from(exc, loc) from None
+                    if type(result) is Tensor and result.numel() > limits.max_elements:
+                        check_size(result.numel(), f"x.{name}()")
+                    return result
+                return _other_method(o, name, (), {}, loc)
+
+            return ev_plain
+
+        def ev(f: Frame) -> Any:
+            o = obj(f)
+            a = [g(f) for g in args]
+            kw = {k: g(f) for k, g in kwargs} if kwargs else {}
+            if type(o) is Tensor and b is not None:
+                try:
+                    return invoke_method(b, o, a, kw)
+                except Exception as exc:
+                    raise error_from(exc, loc) from None
+            return _other_method(o, name, a, kw, loc)
+
+        return ev
+
+    def attribute(self, node: A.Attribute, ctx: int) -> Closure:
+        obj = self.expr(node.obj, VALUE)
+        name, loc = node.name, node.loc
+        Tensor = _T.Tensor
+        engine_name = ATTRIBUTES.get(name)
+        if engine_name is not None:
+
+            def ev_attr(f: Frame) -> Any:
+                o = obj(f)
+                if type(o) is Tensor:
+                    try:
+                        return getattr(o, engine_name)
+                    except Exception as exc:
+                        raise error_from(exc, loc) from None
+                return _other_attribute(o, name, loc)
+
+            return ev_attr
+
+        def ev(f: Frame) -> Any:
+            return _other_attribute(obj(f), name, loc)
+
+        return ev
+
+    def index(self, node: A.Index, ctx: int) -> Closure:
+        obj = self.expr(node.obj, VALUE)
+        idx = self.index_expr(node.index)
+        loc = node.loc
+
+        def ev(f: Frame) -> Any:
+            o = obj(f)
+            i = idx(f)
+            try:
+                return o[i]
+            except TypeError:
+                if not hasattr(o, "__getitem__") or isinstance(o, (UserFunction, CustomFunction, Builtin)):
+                    raise GradcalcError(f"can't index {describe(o)}", loc) from None
+                raise GradcalcError(f"can't index {describe(o)} with {describe(i)}", loc) from None
+            except Exception as exc:
+                raise error_from(exc, loc) from None
+
+        return ev
+
+    def index_expr(self, node: A.Node) -> Closure:
+        """An index: numbers as ints, whole float64 0-d tensors as ints, slices, tuples of those."""
+        if isinstance(node, A.TupleExpr) and not node.parens:
+            parts = [self.index_expr(i) for i in node.items]
+            return lambda f: tuple(p(f) for p in parts)
+        if isinstance(node, A.Slice):
+            return self.slice(node, INDEX)
+        ev = self.expr(node, INDEX)
+        if isinstance(node, (A.Num, A.NumList, A.Const)):
+            return ev
+        return lambda f: _index_value(ev(f))
+
+    def slice(self, node: A.Slice, ctx: int) -> Closure:
+        parts = [self.index_expr(p) if p is not None else None for p in (node.start, node.stop, node.step)]
+        start, stop, step = (p if p is not None else _none for p in parts)
+        return lambda f: slice(start(f), stop(f), step(f))
+
+
+def _none(f: Frame) -> None:
+    return None
+
+
+def _index_value(v: Any) -> Any:
+    """`x[n]` where n = 1 (a float64 tensor): a whole 0-d tensor indexes as an int."""
+    if type(v) is _T.Tensor and v.ndim == 0 and v.dtype.is_floating_point:
+        x = v.item()
+        if x == int(x):
+            return int(x)
+    return v
+
+
+def _all_whole(data: Any) -> bool:
+    if isinstance(data, list):
+        return all(_all_whole(d) for d in data)
+    return float(data).is_integer()
+
+
+def _ints(data: Any) -> Any:
+    if isinstance(data, list):
+        return [_ints(d) for d in data]
+    return int(data)
+
+
+def _rectangular(data: list) -> bool:
+    """True when nested lists have one length per depth (a tensor's shape)."""
+    level = data
+    while True:
+        kinds = {isinstance(v, list) for v in level}
+        if len(kinds) > 1:
+            return False
+        if not level or kinds == {False}:
+            return True
+        lengths = {len(v) for v in level}
+        if len(lengths) > 1:
+            return False
+        level = [x for v in level for x in v]
+
+
+def _floats(data: Any) -> Any:
+    if isinstance(data, list):
+        return [_floats(d) for d in data]
+    return float(data)
+
+
+def _check_result_size(sym: str, a: Any, b: Any, loc: Loc) -> None:
+    """Before an operation of two large tensors: would its result exceed the element limit?"""
+    import numpy as np
+
+    sa, sb = tuple(a.shape), tuple(b.shape)
+    try:
+        if sym == "@":
+            if len(sa) >= 2 and len(sb) >= 2:
+                batch = np.broadcast_shapes(sa[:-2], sb[:-2])
+                shape = (*batch, sa[-2], sb[-1])
+            else:
+                shape = sa[:-1] + sb[:-2] + sb[-1:] if sb else sa[:-1]
+        else:
+            shape = np.broadcast_shapes(sa, sb)
+    except ValueError:
+        return  # shapes that do not broadcast: the engine says so
+    n = 1
+    for d in shape:
+        n *= d
+    try:
+        check_size(n, f"the result of '{sym}'")
+    except GradcalcError as exc:
+        exc.loc = loc
+        raise
+
+
+def _is_node(o: Any) -> bool:
+    return isinstance(o, _T.Node)
+
+
+def _other_attribute(o: Any, name: str, loc: Loc) -> Any:
+    """Attributes of values that are not tensors (and unknown tensor attributes)."""
+    if type(o) is _T.Tensor:
+        b = METHODS.get(name)
+        if b is not None:
+            return BoundMethod(o, b)
+        close = difflib.get_close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
+    if _is_node(o) and name in NODE_ATTRIBUTES:
+        v = getattr(o, name, None)
+        if isinstance(v, weakref.ref):
+            v = v()
+        return v
+    raise GradcalcError(f"{describe(o)} has no attribute '{name}'", loc)
+
+
+def _other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
+    """Methods of values that are not tensors, and the message when there is none."""
+    if type(o) is _T.Tensor:
+        if name in ATTRIBUTES:
+            raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
+        _other_attribute(o, name, loc)  # raises: no such attribute
+    if _is_node(o) and name in NODE_METHODS and not args and not kwargs:
+        return getattr(o, name)()
+    if _is_node(o) and name in NODE_ATTRIBUTES:
+        raise GradcalcError(f"'{name}' is an attribute, not a method: write .{name} without ()", loc)
+    raise GradcalcError(f"{describe(o)} has no method '{name}'", loc)
+
+

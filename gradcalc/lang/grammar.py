@@ -1,0 +1,40 @@
+"""The grammar file, grammar/gradcalc.lark, and what is read straight from its text (the keywords).
+
+Kept apart from the parser so that a syntax highlighter or a completer can learn the keywords without
+loading the parser or the engine.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import cache
+
+
+def grammar_path() -> str:
+    """grammar/gradcalc.lark: beside the package in a source tree, inside it in an installed wheel.
+    (os.path rather than pathlib: importing pathlib would cost every cold start a few milliseconds.)"""
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    for candidate in (os.path.join(here, "grammar", "gradcalc.lark"),
+                      os.path.join(os.path.dirname(here), "grammar", "gradcalc.lark")):
+        if os.path.isfile(candidate):
+            return candidate
+    raise FileNotFoundError("gradcalc's grammar (grammar/gradcalc.lark) is missing from the installation")
+
+
+@cache
+def grammar_text() -> str:
+    """The grammar's text (read once)."""
+    with open(grammar_path(), encoding="utf-8") as f:
+        return f.read()
+
+
+# A keyword is a terminal defined as one word (`BACKWARD: "backward"`); one marked `// soft` is special only
+# where the grammar expects it (`to` after `graph EXPR`) and a name everywhere else.
+_KEYWORD_TERMINAL = re.compile(r'^([A-Z][A-Z0-9_]*):\s*"([A-Za-z_][A-Za-z0-9_]*)"[ \t]*(//[ \t]*soft\b)?', re.M)
+
+
+@cache
+def keyword_terminals() -> tuple[tuple[str, str, bool], ...]:
+    """(terminal, word, soft) for every keyword of the grammar, in the grammar's order."""
+    return tuple((m[1], m[2], bool(m[3])) for m in _KEYWORD_TERMINAL.finditer(grammar_text()))

@@ -1,0 +1,173 @@
+"""Autograd statements: `backward`, `retain_grad`, `zero_grad`, `graph`, `seed`, and `with` a grad mode."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..ast import Block, Stmt, rule, start_of, statement, token_loc
+from ..builtins import as_tensor, describe
+from ..compiler import ARG, OPERAND, VALUE, Compiler, compiles
+from ..errors import GradcalcError, Loc, SyntaxProblem
+from ..runtime import ENGINE, Closure, Frame
+
+
+@rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT test
+def lower_backward_flag(tok: Any, value: Any = None) -> tuple[str, Any, Loc]:
+    return (str(tok), value, token_loc(tok))
+
+
+@statement("backward_stmt")  # backward_stmt: BACKWARD test backward_flag*  (the flags in any order)
+class Backward(Stmt):
+    """`backward y [retain_graph] [create_graph] [gradient G]`: `y.backward(...)`."""
+
+    loc: Loc
+    expr: Any
+    gradient: Any
+    retain_graph: bool
+    create_graph: bool
+
+    @classmethod
+    def lower(cls, kw: Any, expr: Any, *flags: tuple[str, Any, Loc]) -> Backward:
+        seen: dict[str, Any] = {}
+        for name, value, where in flags:
+            if name in seen:
+                raise SyntaxProblem(f"`{name}` is given twice", where)
+            seen[name] = value
+        return cls(token_loc(kw), expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen)
+
+
+@compiles(Backward)
+def compile_backward(c: Compiler, st: Backward) -> Closure:
+    ev = c.expr(st.expr, VALUE)
+    gradient = c.expr(st.gradient, OPERAND) if st.gradient is not None else None
+    retain = True if st.retain_graph else None  # None: create_graph decides, as in PyTorch
+    create = st.create_graph
+    where = start_of(st.expr)
+
+    def run(f: Frame) -> None:
+        y = ev(f)
+        if not isinstance(y, ENGINE.Tensor):
+            raise GradcalcError(f"backward needs a tensor, not {describe(y)}", where)
+        g = as_tensor(gradient(f)) if gradient is not None else None
+        y.backward(g, retain_graph=retain, create_graph=create)
+
+    return run
+
+
+@statement("retain_grad_stmt")  # retain_grad_stmt: RETAIN_GRAD exprlist
+class RetainGrad(Stmt):
+    loc: Loc
+    exprs: list
+
+
+@compiles(RetainGrad)
+def compile_retain_grad(c: Compiler, st: RetainGrad) -> Closure:
+    values = c.tensors(st.exprs, "retain_grad")
+
+    def run(f: Frame) -> None:
+        for t in values(f):  # all checked before any is changed
+            t.retain_grad()
+
+    return run
+
+
+@statement("zero_grad_stmt")  # zero_grad_stmt: ZERO_GRAD exprlist
+class ZeroGrad(Stmt):
+    loc: Loc
+    exprs: list
+
+
+@compiles(ZeroGrad)
+def compile_zero_grad(c: Compiler, st: ZeroGrad) -> Closure:
+    values = c.tensors(st.exprs, "zero_grad")
+
+    def run(f: Frame) -> None:
+        for t in values(f):
+            t.grad = None  # PyTorch's optimizer default (set_to_none=True)
+
+    return run
+
+
+@statement("graph_stmt")  # graph_stmt: GRAPH test [TO test]
+class Graph(Stmt):
+    """`graph y` prints y's backward graph; `graph y to "y.dot"` writes it."""
+
+    loc: Loc
+    expr: Any
+    path: Any
+
+    @classmethod
+    def lower(cls, kw: Any, expr: Any, to: Any, path: Any) -> Graph:
+        return cls(token_loc(kw), expr, path)
+
+
+@compiles(Graph)
+def compile_graph(c: Compiler, st: Graph) -> Closure:
+    ev = c.expr(st.expr, VALUE)
+    path = c.expr(st.path, VALUE) if st.path is not None else None
+    host = c.interp.host
+    where = start_of(st.expr)
+    path_loc = start_of(st.path) if st.path is not None else None
+
+    def run(f: Frame) -> None:
+        y = ev(f)
+        if not isinstance(y, ENGINE.Tensor):
+            raise GradcalcError(f"graph needs a tensor, not {describe(y)}", where)
+        target = path(f) if path is not None else None
+        if target is not None and not isinstance(target, str):
+            raise GradcalcError(f"graph ... to needs a file name (a string), not {describe(target)}", path_loc)
+        host.graph(y, target)
+
+    return run
+
+
+@statement("seed_stmt")  # seed_stmt: SEED test
+class Seed(Stmt):
+    loc: Loc
+    expr: Any
+
+
+@compiles(Seed)
+def compile_seed(c: Compiler, st: Seed) -> Closure:
+    ev = c.expr(st.expr, ARG)
+
+    def run(f: Frame) -> None:
+        from ..builtins import _whole, engine
+
+        engine().manual_seed(_whole(ev(f), "a seed"))
+
+    return run
+
+
+@statement("with_stmt")  # with_stmt: WITH grad_mode ("(" ")")? ":" suite
+class With(Stmt):
+    """`with no_grad:` (also enable_grad, inference_mode, detect_anomaly): the block runs in that mode."""
+
+    loc: Loc
+    mode: str
+    body: Block
+
+
+@compiles(With)
+def compile_with(c: Compiler, st: With) -> Closure:
+    import gradcalc
+
+    body = c.block(st.body)
+    interp = c.interp
+    factories: dict[str, Callable[[], Any]] = {
+        "no_grad": gradcalc.no_grad,
+        "enable_grad": gradcalc.enable_grad,
+        "inference_mode": gradcalc.inference_mode,
+        "detect_anomaly": gradcalc.autograd.detect_anomaly,
+    }
+    factory = factories[st.mode]
+    anomaly = st.mode == "detect_anomaly"
+
+    def run(f: Frame) -> Any:
+        if anomaly:
+            interp.host.describe_forward_ops()
+        with factory():
+            return body(f)
+
+    return run

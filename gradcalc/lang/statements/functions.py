@@ -1,0 +1,214 @@
+"""Functions: `def`, and `function` (a custom autograd Function) with its `save` statement."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import ast as A
+from ..ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
+from ..compiler import VALUE, Compiler, compiles
+from ..errors import GradcalcError, Loc, SyntaxProblem
+from ..keywords import check_name
+from ..runtime import ENGINE, RETURN, Closure, Frame, UserFunction, bind_arguments
+
+
+@rule("param")  # param: NAME [ASSIGN test]
+def lower_param(name: Any, assign: Any, default: Any) -> Param:
+    check_name(name)
+    return Param(str(name), default, token_loc(name))
+
+
+@rule("params")  # params: param ("," param)* ","?
+def lower_params(*params: Param) -> list[Param]:
+    seen = set()
+    defaults = False
+    for p in params:
+        if p.name in seen:
+            raise SyntaxProblem(f"parameter '{p.name}' is listed twice", p.loc)
+        seen.add(p.name)
+        if p.default is not None:
+            defaults = True
+        elif defaults:
+            raise SyntaxProblem(f"parameter '{p.name}' without a default follows one with a default", p.loc)
+    return list(params)
+
+
+def _params(c: Compiler, params: list[Param]) -> tuple[list[str], list[Any]]:
+    names = [p.name for p in params]
+    defaults = [c.expr(p.default, VALUE) for p in params if p.default is not None]
+    return names, defaults
+
+
+@statement("def_stmt")  # def_stmt: DEF NAME "(" [params] ")" ":" suite
+class Def(Stmt):
+    """`def f(a, b=2): ...`: a function that closes over the scope it is defined in."""
+
+    loc: Loc
+    name: str
+    params: list
+    body: Block
+    opens = frozenset({"function"})
+    fresh = True
+
+    @classmethod
+    def lower(cls, kw: Any, name: Any, params: list | None, body: list) -> Def:
+        check_name(name)
+        return cls(token_loc(kw), str(name), params or [], body)
+
+
+@compiles(Def)
+def compile_def(c: Compiler, st: Def) -> Closure:
+    names, defaults = _params(c, st.params)
+    body = c.block(st.body)
+    interp = c.interp
+    fname = st.name
+
+    def run(f: Frame) -> None:
+        f.vars[fname] = UserFunction(fname, names, [d(f) for d in defaults], body, f, interp)
+
+    return run
+
+
+@statement("save_stmt")  # save_stmt: SAVE exprlist  (only in a function's forward block)
+class Save(Stmt):
+    loc: Loc
+    exprs: list
+    requires = ("forward", "`save` belongs in the forward block of a `function`")
+
+    @classmethod
+    def lower(cls, kw: Any, items: list) -> Save:
+        for item in items:
+            if not isinstance(item, A.Name):
+                raise SyntaxProblem(
+                    "`save` takes names (`save a, b`), so that backward can read them by name", start_of(item)
+                )
+        return cls(token_loc(kw), items)
+
+
+@compiles(Save)
+def compile_save(c: Compiler, st: Save) -> Closure:
+    names = [(n.id, c.expr(n, VALUE)) for n in st.exprs]
+
+    def run(f: Frame) -> None:
+        if f.saved is None:
+            raise GradcalcError("`save` belongs in the forward block of a `function`")
+        f.saved.extend((name, fn(f)) for name, fn in names)
+
+    return run
+
+
+@rule("forward_block")  # forward_block: FORWARD ":" suite
+def lower_forward_block(kw: Any, body: list) -> list:
+    return body
+
+
+@rule("backward_block")  # backward_block: BACKWARD "(" [params] ")" ":" suite
+def lower_backward_block(kw: Any, params: list | None, body: list) -> tuple[list[Param], list, Loc]:
+    for p in params or []:
+        if p.default is not None:
+            raise SyntaxProblem("backward's parameters (one gradient per output) take no defaults", p.loc)
+    return (params or [], body, token_loc(kw))
+
+
+@statement("function_stmt")  # function_stmt: FUNCTION NAME "(" [params] ")" ":" forward_block backward_block
+class FunctionDef(Stmt):
+    """A custom autograd Function: `forward` over `params`, `backward` over one gradient per output."""
+
+    loc: Loc
+    name: str
+    params: list
+    forward: Block
+    grad_params: list
+    backward: Block
+    backward_loc: Loc
+    fresh = True
+
+    @classmethod
+    def lower(cls, kw: Any, name: Any, params: list | None, forward: list, backward: tuple) -> FunctionDef:
+        check_name(name)
+        grad_params, body, where = backward
+        return cls(token_loc(kw), str(name), params or [], forward, grad_params, body, where)
+
+    def context_of(self, field: str, outer: frozenset[str]) -> frozenset[str]:
+        return frozenset({"function", "forward"} if field == "forward" else {"function"})
+
+
+def assigned_names(body: list) -> set[str]:
+    """Names a block assigns (for the hint when backward reads a forward local that was not saved)."""
+    out: set[str] = set()
+    for st in walk_statements(body, into_functions=False):
+        if isinstance(st, A.Assign):
+            for t in st.targets:
+                items = t.items if isinstance(t, A.TupleExpr) else [t]
+                out.update(i.id for i in items if isinstance(i, A.Name))
+        elif isinstance(st, A.For):
+            out.update(st.names)
+    return out
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'s' * (n != 1)}"
+
+
+@compiles(FunctionDef)
+def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
+    names, defaults = _params(c, st.params)
+    grad_names = [p.name for p in st.grad_params]
+    forward = c.block(st.forward)
+    backward = c.block(st.backward)
+    interp = c.interp
+    fname = st.name
+    forward_locals = set(names) | assigned_names(st.forward)
+
+    def run(f: Frame) -> None:
+        from gradcalc.autograd.function import make_function
+
+        from ..runtime import CustomFunction
+
+        scope = f
+        default_values = [d(f) for d in defaults]
+
+        def forward_fn(ctx: Any, *args: Any) -> Any:
+            frame = Frame(bind_arguments(fname, names, default_values, args, {}), scope)
+            frame.saved = []
+            interp.depth += 1
+            try:
+                signal = forward(frame)
+            finally:
+                interp.depth -= 1
+            saved = frame.saved
+            tensors = [v for _, v in saved if v is None or isinstance(v, ENGINE.Tensor)]
+            if tensors:  # (saving nothing would make the engine think the graph was freed)
+                ctx.save_for_backward(*tensors)
+            # other values (numbers) ride on ctx, as PyTorch's ctx.k = v
+            ctx.gradcalc_saved = [(n, None if v is None or isinstance(v, ENGINE.Tensor) else (v,)) for n, v in saved]
+            return frame.retval if signal is RETURN else None
+
+        def backward_fn(ctx: Any, *grads: Any) -> Any:
+            if len(grads) != len(grad_names):
+                raise GradcalcError(
+                    f"{fname}: backward takes {_count(len(grad_names), 'gradient')}, but forward "
+                    f"returned {_count(len(grads), 'output')}; take one gradient per output",
+                    st.backward_loc,
+                )
+            frame = Frame(dict(zip(grad_names, grads, strict=True)), scope)
+            saved = getattr(ctx, "gradcalc_saved", ())
+            # reading saved_tensors checks them for in-place changes made since forward
+            tensors = iter(ctx.saved_tensors if any(o is None for _, o in saved) else ())
+            for name, other in saved:
+                frame.vars[name] = next(tensors) if other is None else other[0]
+            frame.hints = {
+                n: f"'{n}' belongs to {fname}'s forward block; `save {n}` there to use it in backward"
+                for n in forward_locals
+                if n not in frame.vars
+            }
+            interp.depth += 1
+            try:
+                signal = backward(frame)
+            finally:
+                interp.depth -= 1
+            return frame.retval if signal is RETURN else None
+
+        f.vars[fname] = CustomFunction(fname, make_function(fname, forward_fn, backward_fn))
+
+    return run

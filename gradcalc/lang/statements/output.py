@@ -1,0 +1,90 @@
+"""Statements that show things: an expression statement, `print`, and the REPL's `:` commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ast import Stmt, start_of, statement, token_loc
+from ..compiler import VALUE, Compiler, compiles
+from ..errors import Loc, SyntaxProblem
+from ..runtime import Closure, Frame
+
+COMMANDS = ("help", "vars", "reset", "load", "quit")
+
+
+@statement("expr_stmt")  # expr_stmt: testlist
+class ExprStmt(Stmt):
+    """An expression on its own: its value prints (a call's none does not)."""
+
+    loc: Loc
+    expr: Any
+
+    @classmethod
+    def lower(cls, expr: Any) -> ExprStmt:
+        return cls(start_of(expr), expr)
+
+
+@compiles(ExprStmt)
+def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
+    from ..ast import Call
+
+    ev = c.expr(st.expr, VALUE)
+    show = c.interp.host.show
+    is_call = isinstance(st.expr, Call)
+
+    def run(f: Frame) -> None:
+        show(ev(f), is_call)
+
+    return run
+
+
+@statement("print_stmt")  # print_stmt: PRINT [exprlist]
+class Print(Stmt):
+    loc: Loc
+    args: list
+
+    @classmethod
+    def lower(cls, kw: Any, args: list | None) -> Print:
+        from ..ast import TupleExpr
+
+        args = args or []
+        if len(args) == 1 and isinstance(args[0], TupleExpr) and args[0].parens:
+            args = args[0].items  # print(a, b) prints "a b", as in Python 3
+        return cls(token_loc(kw), args)
+
+
+@compiles(Print)
+def compile_print(c: Compiler, st: Print) -> Closure:
+    fns = [c.expr(a, VALUE) for a in st.args]
+    emit = c.interp.host.print_values
+
+    def run(f: Frame) -> None:
+        emit([fn(f) for fn in fns])
+
+    return run
+
+
+@statement("command")  # COMMAND -> command: `:help [topic]`, `:vars`, `:reset`, `:load FILE`, `:quit`
+class Command(Stmt):
+    loc: Loc
+    name: str
+    arg: str
+
+    @classmethod
+    def lower(cls, tok: Any) -> Command:
+        name, _, arg = str(tok)[1:].strip().partition(" ")
+        if name not in COMMANDS:
+            known = ", ".join(":" + c for c in COMMANDS)
+            raise SyntaxProblem(f"unknown command ':{name}'; the commands are {known}", token_loc(tok))
+        return cls(token_loc(tok), name, arg.strip())
+
+
+@compiles(Command)
+def compile_command(c: Compiler, st: Command) -> Closure:
+    host = c.interp.host
+    name, arg = st.name, st.arg
+
+    def run(f: Frame) -> None:
+        host.command(name, arg)
+
+    return run
