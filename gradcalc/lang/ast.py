@@ -256,6 +256,8 @@ Block = list  # a field annotated `Block` holds a list of statements (the generi
 
 # grammar rule -> its lowering (children -> record); the Lowerer (lower.py) calls these
 RULES: dict[str, Callable[[list], Any]] = {}
+# grammar rule -> the statement record it makes (its docstring is the statement's `:help` page, if it has none)
+STATEMENT_RECORDS: dict[str, type] = {}
 
 
 def statement(rule: str) -> Callable[[type], type]:
@@ -267,6 +269,7 @@ def statement(rule: str) -> Callable[[type], type]:
 
     def register(cls: type) -> type:
         record(cls)
+        STATEMENT_RECORDS[rule] = cls
         custom = cls.__dict__.get("lower")
         if custom is not None:
             lower = custom.__get__(None, cls)

@@ -89,15 +89,6 @@ x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
 with no_grad|enable_grad|inference_mode|detect_anomaly:; def; function; if/elif/else; for x in ...:;
 while cond:; break; continue; return; pass. `;` separates statements on a line; # starts a comment.
 _ (also ans) is the last value printed.""",
-    "builtins": """\
-constructors: tensor zeros ones full eye arange linspace rand randn zeros_like ones_like
-elementwise: sin cos tan asin acos atan sinh cosh tanh exp log log2 log10 log1p expm1 sqrt rsqrt abs sign
-  relu sigmoid softplus erf clamp(x, min=, max=) pow maximum minimum where(cond, a, b)
-reductions: sum mean prod max min amax amin norm logsumexp var std (dim=, keepdim=)
-linear algebra and shape: matmul (@) dot outer transpose reshape view flatten squeeze unsqueeze cat stack
-  expand softmax log_softmax
-autograd: grad detach jacobian hessian gradcheck; also range len float
-attributes: grad requires_grad is_leaf grad_fn retains_grad shape dtype data T ndim version""",
     "printing": """\
 Values print as PyTorch prints them (float64 is the default dtype): tensor(6.), tensor([0., 1.]),
 tensor(3., requires_grad=True), tensor(9., grad_fn=<MulBackward0>). --format plain prints bare numbers,
@@ -143,17 +134,71 @@ ALIASES: dict[str, str] = {
 }
 
 
+# The built-ins page groups the engine's functions by the family (engine module) that defines them.
+FAMILIES = (
+    ("creation", "constructors"),
+    ("elementwise", "elementwise"),
+    ("arithmetic", "arithmetic"),
+    ("reductions", "reductions"),
+    ("linalg", "linear algebra"),
+    ("shape", "shape"),
+    ("indexing", "indexing"),
+    ("basic", "comparisons and copies"),
+)
+
+
+def builtins_page() -> str:
+    """`:help builtins`: every built-in function by family, and the tensor attributes (from the engine)."""
+    import textwrap
+
+    from .builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY
+
+    groups: dict[str, list[str]] = {}
+    for name, b in FUNCTIONS.items():
+        family = "autograd and Python's" if name in LANGUAGE_ONLY else "other"
+        if name not in LANGUAGE_ONLY:
+            module = getattr(b.resolve(), "__module__", "") or ""
+            family = next((label for key, label in FAMILIES if module.endswith("." + key)), "other")
+        groups.setdefault(family, []).append(name)
+    order = [label for _, label in FAMILIES] + ["other", "autograd and Python's"]
+    lines = []
+    for label in order:
+        if label in groups:
+            lines += textwrap.wrap(f"{label}: {' '.join(sorted(groups[label]))}", 110, subsequent_indent="  ")
+    lines += textwrap.wrap(f"attributes: {' '.join(sorted(ATTRIBUTES))}", 110, subsequent_indent="  ")
+    lines.append("methods: the functions above as x.name(...), and their in-place forms (x.add_(v)). :help NAME")
+    return "\n".join(lines)
+
+
+def statement_page(keyword: str) -> str | None:
+    """A statement's own page: the docstring of its record (`plot_stmt` -> `:help plot`)."""
+    import inspect
+
+    from . import statements  # noqa: F401 - registers the statement records
+    from .ast import STATEMENT_RECORDS
+
+    for rule, cls in STATEMENT_RECORDS.items():
+        if rule.removesuffix("_stmt") == keyword:
+            return inspect.getdoc(cls)
+    return None
+
+
 def help_text(topic: str = "") -> str:
     """The page for `topic` (a topic, a keyword or a built-in), or the list of topics."""
     topic = topic.strip().lstrip(":").lower()
     if not topic:
-        return INTRO.format(topics=" ".join(sorted(TOPICS)))
+        return INTRO.format(topics=" ".join(sorted([*TOPICS, "builtins"])))
     key = ALIASES.get(topic, topic)
     if key in TOPICS:
         return TOPICS[key]
+    if key == "builtins":
+        return builtins_page()
+    page = statement_page(key)
+    if page:
+        return page
     from .builtins import FUNCTIONS, METHODS
 
     entry = FUNCTIONS.get(topic) or METHODS.get(topic)
     if entry is not None and entry.doc:
         return entry.doc
-    return f"no help on '{topic}'. Topics: {' '.join(sorted(TOPICS))}"
+    return f"no help on '{topic}'. Topics: {' '.join(sorted([*TOPICS, 'builtins']))}"

@@ -117,6 +117,7 @@ UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T]
     "relu": (_relu, "ReluBackward0", "y", lambda g, x, y: threshold_backward(g, y)),
     "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: sigmoid_backward(g, y)),
     "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: A.mul_scalar(exp(-(x**2.0)), 2.0 / math.sqrt(math.pi)) * g),
+    "exp2": (np.exp2, "Exp2Backward0", "y", lambda g, x, y: A.mul_scalar(g * y, math.log(2.0))),
 }
 
 

@@ -133,9 +133,9 @@ def compile_seed(c: Compiler, st: Seed) -> Closure:
     ev = c.expr(st.expr, ARG)
 
     def run(f: Frame) -> None:
-        from ..builtins import _whole, engine
+        from ..convert import engine, whole
 
-        engine().manual_seed(_whole(ev(f), "a seed"))
+        engine().manual_seed(whole(ev(f), "a seed"))
 
     return run
 
