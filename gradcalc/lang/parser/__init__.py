@@ -1,0 +1,127 @@
+"""The parser: an LALR(1) parser over grammar/gradcalc.lark, with Lark's tables, lowering as it parses.
+
+Two ways to run the same tables, one result:
+
+- The fast path (fast.py, `_FastParser`): one loop that lexes (one compiled regex per parser state, as
+  Lark's contextual lexer), turns indentation into blocks and shifts/reduces, applying `lower.Lowerer`'s
+  callbacks as Lark's tree builder would. Its tables (tables.py) are extracted from Lark once and cached in
+  the user's cache directory (`$XDG_CACHE_HOME/gradcalc/`, else `~/.cache/gradcalc/`) as plain data
+  (marshal), so a cold start neither imports Lark nor unpickles its parser. A program it cannot take to
+  the end (any syntax error, or an error a callback raises) is parsed again on the other path, which says
+  what is wrong.
+- Lark's path (lark_path.py): Lark's LALR parser and contextual lexer, with `BlockPostLex` (blocks.py)
+  turning indentation into _INDENT/_DEDENT tokens and checking brackets, and Lark's own pickle cache.
+  `parse()` turns its exceptions into `SyntaxProblem`s that say, in words, what was expected
+  (messages.py). Errors, their locations and the REPL's completeness answers all come from this path, so
+  they are the same whichever path ran first.
+
+`check_complete()` answers the REPL's question on Enter: run it, or ask for another line?
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+# Besides the public names, `X as X` re-exports the private ones that the tests reach through the package
+# (as they did when it was a single module, parser.py).
+from ..errors import Loc, SyntaxProblem
+from ..lower import check
+from .blocks import CLOSERS, MAX_BLOCK_DEPTH, OPENERS, BlockPostLex, _BlockState
+from .collector import PROMOTE_AT, no_gc
+from .fast import _FastParser as _FastParser
+from .fast import fast_parser
+from .lark_path import _read_grammar as _read_grammar
+from .lark_path import cache_dir, cache_file, get_parser, grammar_path
+from .messages import BLOCK_HEADERS, EXPR_START, OPERATORS, WANTS_EXPRESSION, WORDS, _translate
+from .tables import TABLES_FORMAT, Unsupported, extract_tables, lark_fingerprint, tables_file
+from .tables import _load_tables as _load_tables
+
+if TYPE_CHECKING:
+    from .. import ast as A
+
+__all__ = [
+    "BLOCK_HEADERS",
+    "CLOSERS",
+    "EXPR_START",
+    "MAX_BLOCK_DEPTH",
+    "OPENERS",
+    "OPERATORS",
+    "PROMOTE_AT",
+    "TABLES_FORMAT",
+    "WANTS_EXPRESSION",
+    "WORDS",
+    "BlockPostLex",
+    "Unsupported",
+    "cache_dir",
+    "cache_file",
+    "check_complete",
+    "extract_tables",
+    "fast_parser",
+    "get_parser",
+    "grammar_path",
+    "lark_fingerprint",
+    "no_gc",
+    "parse",
+    "tables_file",
+]
+
+
+def parse(source: str) -> A.Program:
+    """Parse and lower a whole program; a SyntaxProblem says where and what was expected."""
+    program, _ = _parse(source)
+    return program
+
+
+def _parse(source: str) -> tuple[A.Program, bool]:
+    """The program, and whether it opened an indented block (for `check_complete`)."""
+    text = source if source.endswith("\n") else source + "\n"
+    fast = fast_parser()
+    if fast is not None:
+        try:
+            with no_gc():
+                program, opened_block = fast.parse(text)
+        except Exception:  # noqa: BLE001 - any error: Lark's path finds it again, and says what it is
+            pass
+        else:
+            check(program)
+            return program, opened_block
+    program, state = _parse_with_lark(text)
+    return program, state.opened_block
+
+
+def _parse_with_lark(text: str) -> tuple[A.Program, _BlockState]:
+    from lark.exceptions import UnexpectedInput
+
+    parser, postlex = get_parser()
+    state = postlex.begin(text)
+    try:
+        with no_gc():
+            program = parser.parse(text)
+    except UnexpectedInput as exc:
+        raise _translate(exc, state) from None
+    except SyntaxProblem as exc:
+        exc.state = state  # type: ignore[attr-defined]
+        raise
+    except RecursionError:
+        raise SyntaxProblem("the program is nested too deeply to parse", Loc(1, 1)) from None
+    check(program)
+    return program, state
+
+
+def check_complete(text: str) -> str:
+    """ "complete" (run it), "incomplete" (an open block or bracket: ask for another line) or "invalid".
+
+    As in Python's REPL, input that opened an indented block is complete only once it ends with an
+    empty line.
+    """
+    if not text.strip():
+        return "complete"
+    try:
+        _, opened_block = _parse(text)
+    except SyntaxProblem as exc:
+        return "incomplete" if getattr(exc, "incomplete", False) else "invalid"
+    except Exception:  # anything else the parser raises is an input it cannot take
+        return "invalid"
+    if opened_block and text.split("\n")[-1].strip():
+        return "incomplete"
+    return "complete"
