@@ -194,45 +194,15 @@ def _translate(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
 
 
 def _parser_expects(exc: UnexpectedInput) -> set[str]:
-    """The terminals the parser can really shift where it stopped.
+    """The terminals the parser can really shift where it stopped: Lark's `UnexpectedToken.accepts`.
 
-    A state's table row also lists lookaheads that LALR merged in from other contexts (after `3` in
-    `x = 3 foo` it would list ')' and ':'); running each candidate through the reductions on a copy of
-    the state stack keeps only those this input can continue with.
+    A state's table row (`exc.expected`) also lists lookaheads that LALR merged in from other contexts
+    (after `3` in `x = 3 foo` it would list ')' and ':'); `accepts` feeds each of them to a copy of the
+    parser (its interactive parser) and keeps only those this input can continue with. The row stands in
+    when `accepts` has nothing to say (an exception raised without an interactive parser).
     """
-    from lark.parsers.lalr_analysis import Shift
-
-    fallback = set(getattr(exc, "expected", ()) or ())
-    parser_state = getattr(exc, "state", None)
-    try:
-        states = parser_state.parse_conf.states  # type: ignore[union-attr]
-        end_state = parser_state.parse_conf.end_state  # type: ignore[union-attr]
-        start = parser_state.state_stack  # type: ignore[union-attr]
-    except AttributeError:
-        return fallback
-    accepted = set()
-    for term in states[start[-1]]:
-        if not term.isupper() and term != "$END":
-            continue
-        stack = list(start)
-        while True:
-            entry = states[stack[-1]].get(term)
-            if entry is None:
-                break
-            action, arg = entry
-            if action is Shift:
-                accepted.add(term)
-                break
-            if len(arg.expansion):
-                del stack[-len(arg.expansion) :]
-            goto = states[stack[-1]].get(arg.origin.name)
-            if goto is None:
-                break
-            stack.append(goto[1])
-            if term == "$END" and stack[-1] == end_state:
-                accepted.add(term)
-                break
-    return accepted or fallback
+    accepts = getattr(exc, "accepts", None)  # UnexpectedToken's; None without an interactive parser
+    return set(accepts or ()) or set(getattr(exc, "expected", ()) or ())
 
 
 def _end_loc(state: _BlockState) -> Loc:
