@@ -33,7 +33,16 @@ from .fast import fast_parser
 from .lark_path import _read_grammar as _read_grammar
 from .lark_path import cache_dir, cache_file, get_parser, grammar_path
 from .messages import BLOCK_HEADERS, EXPR_START, OPERATORS, WANTS_EXPRESSION, WORDS, _translate
-from .tables import TABLES_FORMAT, Unsupported, extract_tables, lark_fingerprint, tables_file
+from .tables import (
+    LARK_TESTED_BELOW,
+    LARK_TESTED_FROM,
+    TABLES_FORMAT,
+    Unsupported,
+    extract_tables,
+    lark_fingerprint,
+    lark_tested,
+    tables_file,
+)
 from .tables import _load_tables as _load_tables
 
 if TYPE_CHECKING:
@@ -43,6 +52,8 @@ __all__ = [
     "BLOCK_HEADERS",
     "CLOSERS",
     "EXPR_START",
+    "LARK_TESTED_BELOW",
+    "LARK_TESTED_FROM",
     "MAX_BLOCK_DEPTH",
     "OPENERS",
     "OPERATORS",
@@ -60,6 +71,7 @@ __all__ = [
     "get_parser",
     "grammar_path",
     "lark_fingerprint",
+    "lark_tested",
     "no_gc",
     "parse",
     "tables_file",

@@ -22,6 +22,23 @@ if TYPE_CHECKING:
 
 TABLES_FORMAT = 1  # bump when the layout of the tables below changes
 
+# The Lark releases the fast path was tested with (its tests pass, and it is in use rather than falling
+# back): pyproject.toml requires this range, and tests/lang/test_lang_lark_range.py checks that it does.
+# Raise the upper bound only after running those tests under the newer Lark.
+LARK_TESTED_FROM = (1, 1, 9)
+LARK_TESTED_BELOW = (1, 4)
+
+
+def lark_tested(version: str) -> bool:
+    """True when Lark `version` ("1.3.1") is in the tested range. A pre-release or other suffix counts as its
+    release ("1.4.0rc1" as 1.4.0)."""
+    import re  # not at the top: a cold start need not load it
+
+    release = re.match(r"\d+(?:\.\d+)*", version)
+    parts = tuple(int(n) for n in release.group().split(".")) if release else ()
+    return LARK_TESTED_FROM <= parts < LARK_TESTED_BELOW
+
+
 
 def lark_fingerprint() -> str:
     """Which Lark is installed, found without importing it: the path, size and modification time of its
