@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from gradcalc.lang import parser as P
+from gradcalc.lang.parser import fast
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = [p.read_text() for p in sorted((ROOT / "examples").glob("*.gc"))]
@@ -52,7 +53,10 @@ def test_which_versions_count_as_tested(version: str, tested: bool) -> None:
 
 
 def test_the_fast_path_is_in_use() -> None:
+    in_use, how = fast.fast_status()
+    assert in_use, f"the fast path is not in use: {how}"
     assert P.fast_parser() is not None
+    assert how == "cached" or how.startswith("made")
 
 
 def test_programs_parse_without_larks_path(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,10 +16,17 @@ Two ways to run the same tables, one result:
   they are the same whichever path ran first.
 
 `check_complete()` answers the REPL's question on Enter: run it, or ask for another line?
+
+Which path runs, and why: `parser_status()` (printed by `gradcalc --version`) says whether the fast path is
+in use and where its tables came from, or why it is not in use. With GRADCALC_DEBUG_PARSER=1 in the
+environment, each parse that falls back to Lark's path says why on standard error (the fast path is
+unavailable, or it stopped at an error in this input).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import TYPE_CHECKING
 
 # Besides the public names, `X as X` re-exports the private ones that the tests reach through the package
@@ -28,8 +35,8 @@ from ..errors import Loc, SyntaxProblem
 from ..lower import check
 from .blocks import CLOSERS, MAX_BLOCK_DEPTH, OPENERS, BlockPostLex, _BlockState
 from .collector import PROMOTE_AT, no_gc
+from .fast import _Bail, fast_parser, fast_status
 from .fast import _FastParser as _FastParser
-from .fast import fast_parser
 from .lark_path import _read_grammar as _read_grammar
 from .lark_path import cache_dir, cache_file, get_parser, grammar_path
 from .messages import BLOCK_HEADERS, EXPR_START, OPERATORS, WANTS_EXPRESSION, WORDS, _translate
@@ -51,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "BLOCK_HEADERS",
     "CLOSERS",
+    "DEBUG_ENV",
     "EXPR_START",
     "LARK_TESTED_BELOW",
     "LARK_TESTED_FROM",
@@ -74,6 +82,7 @@ __all__ = [
     "lark_tested",
     "no_gc",
     "parse",
+    "parser_status",
     "tables_file",
 ]
 
@@ -92,11 +101,14 @@ def _parse(source: str) -> tuple[A.Program, bool]:
         try:
             with no_gc():
                 program, opened_block = fast.parse(text)
-        except Exception:  # noqa: BLE001 - any error: Lark's path finds it again, and says what it is
-            pass
+        except Exception as exc:  # noqa: BLE001 - any error: Lark's path finds it again, and says what it is
+            if _debugging():
+                _debug(f"the fast path stopped ({_stopped_because(exc)}): parsing again on Lark's path")
         else:
             check(program)
             return program, opened_block
+    elif _debugging() and not _said_unavailable:
+        _say_unavailable()
     program, state = _parse_with_lark(text)
     return program, state.opened_block
 
@@ -137,3 +149,49 @@ def check_complete(text: str) -> str:
     if opened_block and text.split("\n")[-1].strip():
         return "incomplete"
     return "complete"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Which path runs, and why
+
+DEBUG_ENV = "GRADCALC_DEBUG_PARSER"  # set (to anything but "" or "0"): each fallback to Lark's path says why
+_said_unavailable = False  # a fast path that is unavailable is so for the whole process: say it once
+
+
+def _debugging() -> bool:
+    """Read on each fallback, never on the fast path's way (a parse that succeeds there pays nothing)."""
+    return os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _debug(message: str) -> None:
+    print(f"gradcalc: parser: {message}", file=sys.stderr, flush=True)
+
+
+def _say_unavailable() -> None:
+    global _said_unavailable
+    _said_unavailable = True
+    _debug(f"parsing on Lark's path (fast path unavailable: {fast_status()[1]})")
+
+
+def _stopped_because(exc: BaseException) -> str:
+    if isinstance(exc, _Bail):
+        return "an error in this input, which Lark's path describes"
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def parser_status() -> str:
+    """Which parser runs, in words: "fast path (Lark 1.3.1 tables, cached)", or "Lark (fast path
+    unavailable: <why>)". Makes the fast path's tables if the cache lacks them, and imports Lark (for its
+    version): for `gradcalc --version`, not for a cold start."""
+    import lark
+
+    in_use, how = fast_status()
+    version = getattr(lark, "__version__", "?")
+    untested = "" if lark_tested(version) else f"; Lark {version} is outside the tested range {_tested_range()}"
+    if in_use:
+        return f"fast path (Lark {version} tables, {how}{untested})"
+    return f"Lark {version} (fast path unavailable: {how}{untested})"
+
+
+def _tested_range() -> str:
+    return f">={'.'.join(map(str, LARK_TESTED_FROM))},<{'.'.join(map(str, LARK_TESTED_BELOW))}"

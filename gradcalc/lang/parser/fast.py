@@ -13,7 +13,7 @@ from typing import Any
 from ..lower import Lowerer, Tok
 from .blocks import CLOSERS, MAX_BLOCK_DEPTH, OPENERS
 from .lark_path import _read_grammar
-from .tables import Unsupported, _load_tables
+from .tables import Unsupported, load_tables
 
 
 class _Bail(Exception):
@@ -287,21 +287,35 @@ class _FastParser:
 _fast: _FastParser | None = None
 _fast_unsupported = False
 _fast_lock = threading.Lock()
+# Why the fast path runs or not, in words (for `gradcalc --version` and GRADCALC_DEBUG_PARSER): where its
+# tables came from ("cached", "made and cached"...), or why Lark's parser is not what it expects.
+_fast_how = ""
 
 
 def fast_parser() -> _FastParser | None:
     """The fast path's parser (made on first use, then kept), or None when Lark's parser is not what it
     expects and every parse goes through Lark."""
-    global _fast, _fast_unsupported
+    global _fast, _fast_unsupported, _fast_how
     if _fast is None and not _fast_unsupported:
         with _fast_lock:
             if _fast is None and not _fast_unsupported:
                 grammar = _read_grammar()
                 try:
                     try:
-                        _fast = _FastParser(_load_tables(grammar), Lowerer())
+                        data, how = load_tables(grammar)
+                        _fast = _FastParser(data, Lowerer())
                     except (KeyError, IndexError, TypeError, ValueError):  # a cache file not of this layout
-                        _fast = _FastParser(_load_tables(grammar, fresh=True), Lowerer())
-                except Unsupported:
+                        data, how = load_tables(grammar, fresh=True)
+                        _fast = _FastParser(data, Lowerer())
+                except Unsupported as exc:
                     _fast_unsupported = True
+                    _fast_how = str(exc) or "Lark's parser is not what the fast path expects"
+                else:
+                    _fast_how = how
     return _fast
+
+
+def fast_status() -> tuple[bool, str]:
+    """Whether the fast path is in use (making its parser if need be), and, in words, where its tables came
+    from ("cached", "made and cached", "made, not cached: <why>") or why it is not in use."""
+    return fast_parser() is not None, _fast_how

@@ -39,7 +39,6 @@ def lark_tested(version: str) -> bool:
     return LARK_TESTED_FROM <= parts < LARK_TESTED_BELOW
 
 
-
 def lark_fingerprint() -> str:
     """Which Lark is installed, found without importing it: the path, size and modification time of its
     `__init__.py` (an upgrade rewrites it). The tables are Lark's, so a new Lark means new tables."""
@@ -186,6 +185,12 @@ def _plain(value: Any) -> Any:
 def _load_tables(grammar: str, fresh: bool = False) -> dict[str, Any]:
     """The tables from the cache if it holds them for this grammar, Lark and Python (and not `fresh`); else
     made from Lark's parser and written to the cache (atomically: a reader never sees half a file)."""
+    return load_tables(grammar, fresh)[0]
+
+
+def load_tables(grammar: str, fresh: bool = False) -> tuple[dict[str, Any], str]:
+    """`_load_tables`, and where the tables came from, in words: "cached" (read from the cache), "made and
+    cached", or "made, not cached: <why>"."""
     fingerprint = lark_fingerprint()
     target = tables_file(grammar, fingerprint)
     if target is not None and not fresh:
@@ -198,20 +203,22 @@ def _load_tables(grammar: str, fresh: bool = False) -> dict[str, Any]:
                 and data.get("grammar") == grammar
                 and data.get("lark") == fingerprint
             ):
-                return data
+                return data, "cached"
         except (OSError, EOFError, ValueError, TypeError):  # missing, or not ours: make it again
             pass
     data = extract_tables(get_parser()[0])
     data.update(grammar=grammar, lark=fingerprint)
-    if target is not None:
-        temporary = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
+    if target is None:
+        return data, "made, not cached: no private cache directory"
+    temporary = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "wb") as f:
+            f.write(marshal.dumps(data))
+        os.replace(temporary, target)
+    except (OSError, ValueError) as exc:  # a cache that cannot be written is not an error
         try:
-            with open(temporary, "wb") as f:
-                f.write(marshal.dumps(data))
-            os.replace(temporary, target)
-        except (OSError, ValueError):  # a cache that cannot be written is not an error
-            try:
-                os.remove(temporary)
-            except OSError:
-                pass
-    return data
+            os.remove(temporary)
+        except OSError:
+            pass
+        return data, f"made, not cached: {exc}"
+    return data, "made and cached"
