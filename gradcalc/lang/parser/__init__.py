@@ -15,7 +15,8 @@ Two ways to run the same tables, one result:
   (messages.py). Errors, their locations and the REPL's completeness answers all come from this path, so
   they are the same whichever path ran first.
 
-`check_complete()` answers the REPL's question on Enter: run it, or ask for another line?
+`check_complete()` answers the REPL's question on Enter: run it, or ask for another line? `no_gc()`
+(collector.py) pauses the garbage collector around a parse, on either path.
 
 Which path runs, and why: `parser_status()` (printed by `gradcalc --version`) says whether the fast path is
 in use and where its tables came from, or why it is not in use. With GRADCALC_DEBUG_PARSER=1 in the
