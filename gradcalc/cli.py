@@ -78,6 +78,17 @@ def _version() -> str:
     return f"{PROG} {__version__}"
 
 
+def _parser_version() -> str:
+    """`gradcalc --version`'s second line: which parser runs, or why not the fast path (imports Lark, and
+    makes the fast path's tables if the cache lacks them)."""
+    try:
+        from gradcalc.lang.parser import parser_status
+
+        return f"parser: {parser_status()}"
+    except Exception as exc:  # noqa: BLE001 - --version answers even when the language cannot load
+        return f"parser: unavailable ({type(exc).__name__}: {exc})"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command-line parser (also the source of `gradcalc --help`)."""
     import argparse
@@ -87,6 +98,19 @@ def build_parser() -> argparse.ArgumentParser:
 
         def error(self, message: str) -> NoReturn:
             raise UsageError(message, hint=True)
+
+    class _VersionAction(argparse.Action):
+        """--version: the version alone on standard output (the one line scripts read), then which parser
+        runs on standard error. The parser line is made only when asked for: every other command line that
+        argparse reads would pay for importing Lark."""
+
+        def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+            super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+        def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+            print(_version(), flush=True)
+            print(_parser_version(), file=sys.stderr, flush=True)
+            parser.exit()
 
     parser = _ArgumentParser(
         prog=PROG,
@@ -117,7 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-elements", type=_positive_int, default=DEFAULT_MAX_ELEMENTS, metavar="N",
         help=f"refuse to create a tensor of more than N elements (default {DEFAULT_MAX_ELEMENTS})",
     )
-    parser.add_argument("--version", action="version", version=_version())
+    parser.add_argument(
+        "--version", action=_VersionAction, dest=argparse.SUPPRESS,
+        help="print the version, and on standard error which parser runs (with GRADCALC_DEBUG_PARSER=1 in the"
+        " environment, each input that falls back to Lark's parser says why on standard error)",
+    )
     return parser
 
 

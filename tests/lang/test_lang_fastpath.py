@@ -1,4 +1,4 @@
-"""The parser's fast path (parser.py's own loop over tables extracted from Lark) against Lark's own parser:
+"""The parser's fast path (parser/fast.py's own loop over tables extracted from Lark) against Lark's parser:
 the same program for every input Lark accepts, a failure (and then Lark's error) for every input it
 rejects; and the cache of its tables in the user's private cache directory."""
 
@@ -88,7 +88,7 @@ TOKENS = [
 
 
 def lark_parse(text: str) -> tuple[Any, bool]:
-    """Lark's path, up to the lowered program (without parser.py's context checks, as the fast path)."""
+    """Lark's path, up to the lowered program (without the parser package's context checks, as the fast path)."""
     parser, postlex = P.get_parser()
     state = postlex.begin(text)
     with P.no_gc():
