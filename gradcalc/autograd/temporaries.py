@@ -13,9 +13,10 @@ Each decides from CPython's reference counts, which differ between versions in h
 and calls hold objects. So no count is written down here: at import, `_calibrate` calls each helper exactly
 as its callers do, on a fresh object with no other holder and again with one more, and reads the counts
 the helper sees. Reuse is on only when those counts are the same on every call and one more holder always
-shows; it is off on other Pythons (PyPy, free-threaded builds) and on CPython versions where this was not
-measured (3.14 borrows stack references, which a count cannot tell apart from no reference). Off, results
-are the same: only memory and time differ.
+shows. It is off on other Pythons (PyPy, free-threaded builds, whose counts are split between threads) and
+on CPython versions where it was not measured: 3.11, 3.12 and 3.13 see the same counts; 3.14 lets the
+interpreter's stack borrow references, which no count shows, so it needs measuring before it is let in.
+Off, results are the same: only memory and time differ.
 """
 
 from __future__ import annotations
@@ -44,9 +45,10 @@ def temporary_operand(a: Any) -> bool:
     """Whether `a`, a tensor that a binary operator's method (`__add__`) received as its left operand, is
     a temporary about to die with the expression, whose array the operator may overwrite with its result.
 
-    Call it as `temporary_operand(a)` from the method itself, `a` being its parameter. True only when the
-    method was called by the interpreter's binary operator (not as `t.__add__(b)`, where a named `t` would
-    count as a temporary does) and nothing else holds the tensor or its array (see `_reusable`)."""
+    Call it as `temporary_operand(a)` from the method itself, `a` being its parameter. True only when
+    nothing else holds the tensor or its array (see `_reusable`) and the method was called by the
+    interpreter's binary operator: a direct call `t.__add__(b)` gives a named `t` the count that a
+    temporary has under `+`."""
     refs = sys.getrefcount(a)
     data_refs = sys.getrefcount(a._data)
     if _seen is not None:
@@ -56,7 +58,7 @@ def temporary_operand(a: Any) -> bool:
         and data_refs <= _OWN_DATA
         and REUSE_TEMPORARIES
         and _reusable(a)
-        and _in_binary_operator(sys._getframe(2))
+        and _in_binary_operator(sys._getframe(1).f_back)
     )
 
 
@@ -83,8 +85,11 @@ def _reusable(t: Any) -> bool:
 
 def _in_binary_operator(frame: Any) -> bool:
     """Whether `frame`, the caller of an operator's method, is running a binary operator (`a + b`): only
-    then is a count like a temporary's that of a temporary on the interpreter's stack."""
-    return frame.f_code.co_code[frame.f_lasti] == _BINARY_OP
+    then is a count like a temporary's that of a temporary on the interpreter's stack. (Not proof against
+    C code that adds, from within a `+` of its own, an object it holds: a NumPy object array of tensors,
+    `objs + 1.0`, would pass for a temporary as it did before this check; NumPy's own elision inspects the
+    C stack for this, which Python cannot.)"""
+    return frame is not None and frame.f_code.co_code[frame.f_lasti] == _BINARY_OP
 
 
 def times(f: Any, g: Any) -> Any:
