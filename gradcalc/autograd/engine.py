@@ -245,7 +245,7 @@ def _sum(old: Any, g: Any, raw: bool, in_place: bool = False) -> Any:
     reached by many paths costs one array, not one per path."""
     if not raw:
         return old + g
-    if in_place:
+    if in_place and (type(old) is np.ndarray or type(g) is np.ndarray):  # (0-d gradients are NumPy scalars)
         total = sum_into(old, g)  # None unless one of the two may take the sum
         if total is not None:
             return total
