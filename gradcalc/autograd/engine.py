@@ -10,7 +10,6 @@ Both steps use explicit stacks: no recursion, so a chain of a million operations
 
 from __future__ import annotations
 
-import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -20,7 +19,7 @@ import numpy as np
 from . import grad_mode
 from .grad_mode import state
 from .node import FREED, AccumulateGrad, Node
-from .temporaries import REUSE_TEMPORARIES
+from .temporaries import sum_into
 from .tensor import Tensor, version_of
 
 
@@ -240,35 +239,17 @@ def _leading_to(targets: set[Node], deps: dict[Node, int], roots: list[Node]) ->
     return needed
 
 
-# An array in a buffer may take the next gradient in place when nothing but the walk holds it: counted by
-# `sys.getrefcount` inside `_sum` called from the walk, that is the buffer (or the tuple the node returned),
-# the walk's variable, `_sum`'s parameter and getrefcount's own argument. Any other holder (a `.grad`, a
-# saved value, a captured gradient, the same array passed on to two nodes, a view's link to its base)
-# raises the count, and the sum is then a new array. As NumPy's own temporary elision, this relies on
-# CPython's reference counts, as measured on 3.11 (elsewhere sums are simply never made in place).
-_SOLE = 4
-
-
 def _sum(old: Any, g: Any, raw: bool, in_place: bool = False) -> Any:
     """Add a gradient to a buffer's: recorded tensors under create_graph; otherwise bare arrays, added in
     place into one of the two (`in_place`: called from the walk) when nobody else holds it, so that a leaf
     reached by many paths costs one array, not one per path."""
     if not raw:
         return old + g
-    if in_place and REUSE_TEMPORARIES:
-        if type(old) is np.ndarray and sys.getrefcount(old) <= _SOLE and _takes(old, g):
-            old += g
-            return old
-        if type(g) is np.ndarray and sys.getrefcount(g) <= _SOLE and _takes(g, old):
-            g += old
-            return g
+    if in_place and (type(old) is np.ndarray or type(g) is np.ndarray):  # (0-d gradients are NumPy scalars)
+        total = sum_into(old, g)  # None unless one of the two may take the sum
+        if total is not None:
+            return total
     return (old._data if type(old) is Tensor else old) + (g._data if type(g) is Tensor else g)
-
-
-def _takes(a: np.ndarray, b: Any) -> bool:
-    """Whether `a += b` may write into `a` (which nobody else holds): the sum has `a`'s shape and dtype,
-    and `a` owns its memory."""
-    return a.base is None and a.flags.writeable and a.shape == np.shape(b) and a.dtype == getattr(b, "dtype", None)
 
 
 def _arrays(grads: Any) -> Any:

@@ -6,7 +6,6 @@ A Python number operand is a constant: it gets no edge, and its gradient is neve
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
@@ -14,9 +13,9 @@ import numpy as np
 from .. import grad_mode
 from ..grad_mode import state
 from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
-from ..temporaries import REUSE_MIN_SIZE, times
+from ..temporaries import REUSE_MIN_SIZE, temporary_operand, times
 from ..tensor import Tensor
-from .core import binary_operands, dying, needs, record, result
+from .core import binary_operands, needs, record, result
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -170,14 +169,10 @@ def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
     """The Python operator for `op` (`a + b`): like `op`, but when the left operand is a temporary that
     dies with this expression (as `s * x` in `s * x + e`), the result is written into its array instead of
     a new one. Only for operations that save neither input, and only through the operator, where a
-    temporary's reference count is known (3: the expression's stack, this frame, getrefcount's argument)."""
+    temporary can be told from a named tensor (`temporaries.temporary_operand`)."""
 
     def operator(a: Any, b: Any) -> Tensor:
-        if (
-            type(a) is Tensor
-            and a._data.size >= REUSE_MIN_SIZE
-            and dying(a, sys.getrefcount(a), sys.getrefcount(a._data), 4)
-        ):
+        if type(a) is Tensor and a._data.size >= REUSE_MIN_SIZE and temporary_operand(a):
             data = _into_temporary(ufunc, a, b)
             if data is not None:
                 return _binary(node, a, b, data, None, None)
@@ -252,10 +247,10 @@ class MulBackward0(_Binary):
         a, b = self.unpack_saved(raw)
         gb = ga = None
         if second is not None:
-            gb = times(a, g, sys.getrefcount(a)) if raw else g * a
+            gb = times(a, g) if raw else g * a
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
         if first is not None:
-            ga = times(b, g, sys.getrefcount(b)) if raw else g * b
+            ga = times(b, g) if raw else g * b
         return self.grads(ga, gb)
 
 
@@ -343,7 +338,7 @@ class PowBackward0(_Binary):
             return (g * 0.0,)
         f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))
         x = None
-        return (times(f, g, sys.getrefcount(f)),)
+        return (times(f, g),)
 
 
 class PowBackward1(_Binary):

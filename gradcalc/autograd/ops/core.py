@@ -15,7 +15,6 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node
-from ..temporaries import REUSE_TEMPORARIES
 from ..tensor import Tensor, version_of
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -118,22 +117,3 @@ def result_dtype(a: np.ndarray, b: np.ndarray) -> np.dtype:
     if (a.ndim == 0) != (b.ndim == 0):
         return b.dtype if a.ndim == 0 else a.dtype
     return np.promote_types(a.dtype, b.dtype)
-
-
-def dying(t: Tensor, refs: int, data_refs: int, temp_refs: int) -> bool:
-    """Whether `t` is a temporary about to die whose array an operation may overwrite with its result, as
-    NumPy's own temporary elision does. Nobody else holds the tensor: `refs`, counted by the caller with
-    `sys.getrefcount` while calling this, is no more than a temporary has there (`temp_refs`). Nobody holds
-    its array (`data_refs` <= 2: the tensor's slot and getrefcount's argument). No view or detached alias
-    shares it (no version counter yet), and the array is a writable floating-point array of its own."""
-    d = t._data
-    return (
-        REUSE_TEMPORARIES
-        and refs <= temp_refs
-        and data_refs <= 2
-        and t._vc is None
-        and d.base is None
-        and d.dtype.kind == "f"
-        and d.flags.writeable
-        and not t._inference
-    )

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import math
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +21,10 @@ import numpy as np
 
 from ..grad_mode import state
 from ..node import Node, SavedOutput, traceback_of_forward
-from ..temporaries import REUSE_MIN_SIZE, times
+from ..temporaries import REUSE_MIN_SIZE, temporary_argument, times
 from ..tensor import Tensor
 from . import arithmetic as A
-from .core import _CATEGORY, binary_operands, dying, needs, record, result
+from .core import _CATEGORY, binary_operands, needs, record, result
 
 T = Tensor
 _new = object.__new__
@@ -136,7 +135,7 @@ class UnaryNode(Node):
             return (type(self).backward_formula(g, x, y),)
         f = factor(x, y)
         x = y = None  # the saved values: let go, so that `f` may be all that holds its array
-        return (times(f, g, sys.getrefcount(f)),)
+        return (times(f, g),)
 
 
 def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Any) -> Callable:
@@ -154,7 +153,7 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
             if isinstance(x, np.ndarray | np.generic):  # a bare array, inside a backward formula: compute
                 return forward(x)
             raise TypeError(f"{name}() takes a tensor, not {type(x).__name__}: wrap it in tensor(...)")
-        if in_place and x._data.size >= REUSE_MIN_SIZE and dying(x, sys.getrefcount(x), sys.getrefcount(x._data), 3):
+        if in_place and x._data.size >= REUSE_MIN_SIZE and temporary_argument(x):
             data = forward(x._data, out=x._data)  # a temporary's array, reused as NumPy's elision would
         else:
             data = forward(x._data)
@@ -245,7 +244,7 @@ def tanh_backward(g: Any, y: Any) -> Any:
     """g (1 - y²): tanh's gradient from its output `y`."""
     if type(g) is not Tensor:
         f = 1.0 - y * y
-        return times(f, g, sys.getrefcount(f))
+        return times(f, g)
     return backward_of(TanhBackwardBackward0, g, y, g._data * (1.0 - y._data * y._data))
 
 
@@ -253,7 +252,7 @@ def sigmoid_backward(g: Any, y: Any) -> Any:
     """g y (1 - y): sigmoid's gradient from its output `y`."""
     if type(g) is not Tensor:
         f = y * (1.0 - y)
-        return times(f, g, sys.getrefcount(f))
+        return times(f, g)
     return backward_of(SigmoidBackwardBackward0, g, y, g._data * (y._data * (1.0 - y._data)))
 
 
