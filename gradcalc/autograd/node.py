@@ -11,11 +11,13 @@ cyclic garbage collector finds nothing to do, and a graph dies as soon as its ro
 
 from __future__ import annotations
 
+import itertools
 import threading
 import traceback
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from . import hooks
 from .grad_mode import state
 
 if TYPE_CHECKING:
@@ -28,6 +30,30 @@ class _Freed(tuple):
 FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
 NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
 
+# Every node takes the next number of this count when made (PyTorch's sequence_nr): the engine runs, among
+# the nodes ready, the most recently made first, as PyTorch's does. `next_seq()` at every creation site.
+next_seq = itertools.count().__next__
+# PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
+ACCUMULATE_SEQ = 2**64 - 1
+
+
+class _Origin:
+    """What a front end says it is running now (the language: a statement); every node made meanwhile keeps
+    it (`Node.origin`). A module-level holder rather than a thread-local: reading it costs one attribute
+    load per recorded operation."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+
+ORIGIN = _Origin()
+
+
+class AnomalyTrace(str):
+    """The forward traceback anomaly mode keeps on a node when no front end set an origin."""
+
 
 class Node:
     """One operation's backward: `apply(grad)` returns one gradient (or None) per input."""
@@ -35,18 +61,25 @@ class Node:
     # `_next` holds, per input, the node its gradient goes to (or None); `_nrs` the output numbers on those
     # nodes, or None when all are 0. Two flat fields rather than PyTorch's tuple of pairs: fewer objects per
     # recorded operation for the cyclic garbage collector to walk. `next_functions` shows PyTorch's form.
-    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_retained", "_trace", "__weakref__")
+    # `_extras` is None unless a hook or retain_grad was registered on the node (hooks.Extras): the walk
+    # checks it once per node. `_trace` is the front end's origin (or, under anomaly mode without one, the
+    # forward traceback); `_seq` the creation number.
+    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_extras", "_trace", "_seq", "__weakref__")
     num_outputs = 1
     # A node whose `apply` is written with Python operators and `ops.dual` functions only can run on bare
     # NumPy arrays when backward records nothing (no create_graph): no Tensor per intermediate gradient.
     raw_ok = False
+    # Whether backward runs user code (a custom Function's): the engine keeps an undo log for such graphs.
+    user_code = False
 
     def __init__(self) -> None:
         self._next: tuple[Node | None, ...] = ()
         self._nrs: tuple[int, ...] | None = None
         self._saved: tuple | None = None
-        self._retained: dict[int, weakref.ref] | None = None
-        self._trace: str | None = traceback_of_forward() if state.anomaly else None
+        self._versions: list | None = None
+        self._extras: Any = None
+        self._trace: Any = traceback_of_forward() if state.anomaly else ORIGIN.value
+        self._seq = next_seq()
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
@@ -64,6 +97,16 @@ class Node:
     def name(cls) -> str:
         """PyTorch's class name for this node, e.g. `MulBackward0`."""
         return cls.__name__
+
+    def _sequence_nr(self) -> int:
+        """The creation number (PyTorch's `sequence_nr`): among ready nodes, backward runs the largest first."""
+        return self._seq
+
+    @property
+    def origin(self) -> Any:
+        """What the front end was running when this node was made (see `set_origin`); None from plain Python."""
+        trace = self._trace
+        return None if type(trace) is AnomalyTrace else trace
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -90,6 +133,22 @@ class Node:
         # None when no saved tensor has a version counter yet (the common case): one object less per node
         self._versions = versions if any(v is not None for v in versions) else None
 
+    def check_saved(self) -> None:
+        """Raise the error `unpack_saved` would, without unpacking: the engine checks every node it will run
+        before the walk starts, so that a failing backward changes nothing."""
+        saved = self._saved
+        if saved is FREED:
+            raise RuntimeError(freed_message(self))
+        versions = self._versions
+        if versions is None or not saved:
+            return
+        for i, t in enumerate(saved):
+            if t is not None:
+                counter = t._vc
+                v = versions[i] or 0
+                if (0 if counter is None else counter.value) != v:
+                    raise RuntimeError(version_mismatch(t, self, i, v))
+
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
         """The saved tensors, checked: freed by an earlier backward, or changed in place since, is an error."""
@@ -99,10 +158,7 @@ class Node:
         """The saved values, checked; as NumPy arrays when `raw` (a backward that records nothing)."""
         saved = self._saved
         if saved is FREED:
-            raise RuntimeError(
-                f"trying to backward through the graph a second time: the values {self.name()} saved were "
-                "freed by the first backward or grad(); pass retain_graph to the first one to keep them"
-            )
+            raise RuntimeError(freed_message(self))
         if saved is None:
             return ()
         if saved is NOTHING:
@@ -130,7 +186,30 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict of the user's, kept with the node (PyTorch's `Node.metadata`)."""
+        extras = hooks.extras_of(self)
+        if extras.metadata is None:
+            extras.metadata = {}
+        return extras.metadata
+
+    def register_hook(self, fn: Any) -> hooks.RemovableHandle:
+        """Run `fn(grad_inputs, grad_outputs)` after this node computed its gradients during backward; a
+        tuple it returns replaces grad_inputs. Returns a handle whose `.remove()` takes the hook away."""
+        return hooks.register_node_hook(self, fn)
+
+    def register_prehook(self, fn: Any) -> hooks.RemovableHandle:
+        """Run `fn(grad_outputs)` before this node computes during backward; a tuple it returns replaces
+        grad_outputs. Returns a handle whose `.remove()` takes the hook away."""
+        return hooks.register_node_prehook(self, fn)
+
+
+def freed_message(node: Node) -> str:
+    """The error for reading values a node saved after a backward freed them."""
+    return (
+        f"trying to backward through the graph a second time (or to read saved values after they were "
+        f"freed): the values {node.name()} saved were freed by the first backward or grad(); pass "
+        "retain_graph=true to the first one to keep them"
+    )
 
 
 def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
@@ -179,6 +258,7 @@ class AccumulateGrad(Node):
     def __init__(self, leaf: Tensor) -> None:
         Node.__init__(self)
         self._next, self._nrs = (), None
+        self._seq = ACCUMULATE_SEQ
         # weak: the leaf owns this node (leaf._accumulator), and the reverse would be a cycle
         self.variable = weakref.ref(leaf)
         self.lock = threading.Lock()
@@ -192,12 +272,21 @@ _anomaly_context = threading.local()
 
 def traceback_of_forward() -> str:
     """Where the recording operation was called: the language sets a description of the statement."""
+    if ORIGIN.value is not None:
+        return ORIGIN.value  # the front end's origin serves anomaly's message too (by its str)
     described = getattr(_anomaly_context, "describe", None)
     if described is not None:
-        return described()
+        return AnomalyTrace(described())
     # the user's frames only: however deep inside the engine the node was made
     frames = [f for f in traceback.extract_stack() if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
-    return "".join(traceback.format_list(frames[-4:]))
+    return AnomalyTrace("".join(traceback.format_list(frames[-4:])))
+
+
+def set_origin(origin: Any) -> Any:
+    """Stamp every node made from now on with `origin` (None: stop); returns the previous origin, so that
+    a front end can restore it. See `autograd.graph.origin` for the context-manager form."""
+    previous, ORIGIN.value = ORIGIN.value, origin
+    return previous
 
 
 def set_anomaly_context(describe: Any) -> None:

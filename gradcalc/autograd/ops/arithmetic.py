@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import grad_mode
 from ..grad_mode import state
-from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
+from ..node import NOTHING, ORIGIN, Node, SavedOutput, next_seq, traceback_of_forward
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from .core import binary_operands, dying, needs, record, result
@@ -89,8 +89,9 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     else:
         node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
         node._nrs = (0, b._output_nr) if b._output_nr else None
-    node._retained = None
-    node._trace = traceback_of_forward() if grad_mode.anomaly_seen and state.anomaly else None
+    node._extras = None
+    node._trace = traceback_of_forward() if grad_mode.anomaly_seen and state.anomaly else ORIGIN.value
+    node._seq = next_seq()
     # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
     if type(b) is float or type(b) is int:
         node.shapes = None
