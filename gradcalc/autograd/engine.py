@@ -369,7 +369,7 @@ def _owned(g: Tensor, stored: set[int]) -> bool:
 
 
 def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph: bool) -> None:
-    leaf = node.variable()
+    leaf = node._leaf()
     if leaf is None:
         return
     if type(g) is not Tensor:

@@ -253,15 +253,20 @@ class SavedOutput:
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into `leaf.grad`."""
 
-    __slots__ = ("variable", "lock")
+    __slots__ = ("_leaf", "lock")
 
     def __init__(self, leaf: Tensor) -> None:
         Node.__init__(self)
         self._next, self._nrs = (), None
         self._seq = ACCUMULATE_SEQ
         # weak: the leaf owns this node (leaf._accumulator), and the reverse would be a cycle
-        self.variable = weakref.ref(leaf)
+        self._leaf = weakref.ref(leaf)
         self.lock = threading.Lock()
+
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf this node accumulates into (None once it died), as PyTorch's `AccumulateGrad.variable`."""
+        return self._leaf()
 
     def apply(self, grad: Tensor) -> tuple:
         return ()

@@ -225,7 +225,7 @@ def walk(
             if type(node) is AccumulateGrad:
                 outs: list[Any] = []
                 g = grads[0]
-                leaf = node.variable()
+                leaf = node._leaf()
                 if g is not None and leaf is not None:
                     log.grad(leaf)
                     before = _snapshot(leaf._grad) if listener is not None else None
