@@ -355,7 +355,8 @@ def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
     for i, g in enumerate(outs):
         d = g._data if type(g) is Tensor else g
         if g is not None and np.asarray(d).dtype.kind == "f" and np.isnan(d).any():
-            where = f"\n{node._trace}" if node._trace is not None else ""
+            trace = getattr(node, "_trace", None)  # unset on nodes made before any stamp was asked for
+            where = f"\n{trace}" if trace is not None else ""
             raise RuntimeError(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
                 f"this node was:{where}"

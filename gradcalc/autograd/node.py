@@ -37,18 +37,20 @@ next_seq = itertools.count().__next__
 ACCUMULATE_SEQ = 2**64 - 1
 
 
-class _Origin:
-    """What a front end says it is running now (the language: a statement); every node made meanwhile keeps
-    it (`Node.origin`). A module-level holder rather than a thread-local: reading it costs one attribute
-    load per recorded operation."""
+class _Stamp:
+    """What a front end says it is running now (`origin`: the language's statement): every node made
+    meanwhile keeps it (`Node.origin`). `on` becomes True once an origin was set or anomaly mode was on:
+    until then the hot creation paths store nothing at all (an unset `_trace` slot reads as None).
+    A module-level holder rather than a thread-local: one attribute load per recorded operation."""
 
-    __slots__ = ("value",)
+    __slots__ = ("origin", "on")
 
     def __init__(self) -> None:
-        self.value: Any = None
+        self.origin: Any = None
+        self.on = False
 
 
-ORIGIN = _Origin()
+STAMP = _Stamp()
 
 
 class AnomalyTrace(str):
@@ -78,7 +80,7 @@ class Node:
         self._saved: tuple | None = None
         self._versions: list | None = None
         self._extras: Any = None
-        self._trace: Any = traceback_of_forward() if state.anomaly else ORIGIN.value
+        self._trace: Any = traceback_of_forward() if state.anomaly else STAMP.origin
         self._seq = next_seq()
 
     @property
@@ -105,7 +107,7 @@ class Node:
     @property
     def origin(self) -> Any:
         """What the front end was running when this node was made (see `set_origin`); None from plain Python."""
-        trace = self._trace
+        trace = getattr(self, "_trace", None)
         return None if type(trace) is AnomalyTrace else trace
 
     def __repr__(self) -> str:
@@ -277,8 +279,8 @@ _anomaly_context = threading.local()
 
 def traceback_of_forward() -> str:
     """Where the recording operation was called: the language sets a description of the statement."""
-    if ORIGIN.value is not None:
-        return ORIGIN.value  # the front end's origin serves anomaly's message too (by its str)
+    if STAMP.origin is not None:
+        return STAMP.origin  # the front end's origin serves anomaly's message too (by its str)
     described = getattr(_anomaly_context, "describe", None)
     if described is not None:
         return AnomalyTrace(described())
@@ -290,7 +292,8 @@ def traceback_of_forward() -> str:
 def set_origin(origin: Any) -> Any:
     """Stamp every node made from now on with `origin` (None: stop); returns the previous origin, so that
     a front end can restore it. See `autograd.graph.origin` for the context-manager form."""
-    previous, ORIGIN.value = ORIGIN.value, origin
+    previous, STAMP.origin = STAMP.origin, origin
+    STAMP.on = True
     return previous
 
 

@@ -11,9 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import grad_mode
 from ..grad_mode import state
-from ..node import NOTHING, ORIGIN, Node, SavedOutput, next_seq, traceback_of_forward
+from ..node import NOTHING, STAMP, Node, SavedOutput, next_seq, traceback_of_forward
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from .core import binary_operands, dying, needs, record, result
@@ -90,7 +89,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
         node._nrs = (0, b._output_nr) if b._output_nr else None
     node._extras = None
-    node._trace = traceback_of_forward() if grad_mode.anomaly_seen and state.anomaly else ORIGIN.value
+    if STAMP.on:  # anomaly mode or a front end's origin was ever used: the node keeps where it comes from
+        node._trace = traceback_of_forward() if state.anomaly else STAMP.origin
     node._seq = next_seq()
     # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
     if type(b) is float or type(b) is int:

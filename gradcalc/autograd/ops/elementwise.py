@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..grad_mode import state
-from ..node import ORIGIN, Node, SavedOutput, next_seq, traceback_of_forward
+from ..node import STAMP, Node, SavedOutput, next_seq, traceback_of_forward
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -166,7 +166,8 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
         node._next = (x.grad_fn or x._accumulate_node(),)
         node._nrs = (x._output_nr,) if x._output_nr else None
         node._extras = None
-        node._trace = traceback_of_forward() if state.anomaly else ORIGIN.value
+        if STAMP.on:  # anomaly mode or a front end's origin was ever used
+            node._trace = traceback_of_forward() if state.anomaly else STAMP.origin
         node._seq = next_seq()
         node._versions = None
         out = Tensor._make(data, True, node)
