@@ -18,6 +18,7 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from . import hooks
+from . import saved as saved_module
 from .grad_mode import state
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class Node:
     raw_ok = False
     # Whether backward runs user code (a custom Function's): the engine keeps an undo log for such graphs.
     user_code = False
+    # PyTorch's names of what this node saved (`_saved_self`...), in PyTorch's pack order: see saved.py
+    saved_names: dict[str, Any] = {}
 
     def __init__(self) -> None:
         self._next: tuple[Node | None, ...] = ()
@@ -185,6 +188,19 @@ class Node:
         if raw and state.releasing:
             self._saved = FREED
         return tuple(out)
+
+    def __getattr__(self, attr: str) -> Any:
+        # reached only when ordinary lookup failed: `_saved_<name>` / `_raw_saved_<name>` (saved.py)
+        return saved_module.lookup(self, attr)
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(saved_module.saved_dir(self)))
+
+    @property
+    def saved(self) -> Any:
+        """What this node saved for backward, by PyTorch's names: a read-only mapping name -> value, where a
+        tensor that backward released shows as `saved.FREED_VALUE`."""
+        return saved_module.saved_mapping(self)
 
     @property
     def metadata(self) -> dict:

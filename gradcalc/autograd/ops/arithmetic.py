@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..grad_mode import state
 from ..node import NOTHING, STAMP, Node, SavedOutput, next_seq, traceback_of_forward
 from ..temporaries import REUSE_MIN_SIZE, times
@@ -116,6 +117,7 @@ class AddBackward0(_Binary):
     """a + b, or `add(a, b, alpha=k)`: a + k*b, with k in `other`."""
 
     __slots__ = ()
+    saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
         first, second = self._next
@@ -193,6 +195,7 @@ class SubBackward0(_Binary):
     """a - b, or `sub(a, b, alpha=k)`: a - k*b, with k in `other`."""
 
     __slots__ = ()
+    saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
         gb = None
@@ -228,6 +231,7 @@ def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha:
 
 class RsubBackward1(_Binary):
     __slots__ = ()
+    saved_names = {"alpha": SV.const(1)}
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -243,6 +247,7 @@ def rsub(a: Tensor, b: Any) -> Tensor:
 # -- mul, div ---------------------------------------------------------------------------------------
 class MulBackward0(_Binary):
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         first, second = self._next
@@ -297,6 +302,7 @@ def mul_scalar(a: Any, s: float) -> Any:
 
 class DivBackward0(_Binary):
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
@@ -335,6 +341,7 @@ class PowBackward0(_Binary):
     """x ** number."""
 
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "exponent": SV.field("other")}
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -351,6 +358,7 @@ class PowBackward1(_Binary):
     """tensor ** tensor."""
 
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "exponent": SV.tensor(1)}
 
     raw_ok = False  # uses where/log on tensors
 
@@ -369,6 +377,7 @@ class PowBackward2(_Binary):
     """number ** tensor: one edge, the exponent's."""
 
     __slots__ = ()
+    saved_names = {"self": SV.field("other"), "result": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         (out,) = self.unpack_saved(type(g) is not Tensor)

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..grad_mode import state
 from ..node import STAMP, Node, SavedOutput, next_seq, traceback_of_forward
 from ..temporaries import REUSE_MIN_SIZE, times
@@ -141,7 +142,9 @@ class UnaryNode(Node):
 def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Any) -> Callable:
     formula = {"factor": staticmethod(backward.factor)} if isinstance(backward, Times) else {
         "backward_formula": staticmethod(backward)}
-    cls = type(node_name, (UnaryNode,), {"__slots__": (), **formula})
+    names = {"self": SV.tensor(0)} if "x" in saves else {}
+    names.update({"result": SV.tensor(1)} if "y" in saves else {})
+    cls = type(node_name, (UnaryNode,), {"__slots__": (), "saved_names": names, **formula})
     save_x, save_y = "x" in saves, "y" in saves
 
     # the result may overwrite a dying input only when backward does not need the input (and NumPy

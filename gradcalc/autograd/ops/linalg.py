@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -55,6 +56,7 @@ def _operands(a: Any, b: Any, what: str) -> None:
 # -- dot -----------------------------------------------------------------------------------------------------
 class DotBackward0(Node):
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "tensor": SV.tensor(1)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -133,6 +134,7 @@ def _back_to(g: Any, dtype: np.dtype | None) -> Any:
 # -- sum, mean -------------------------------------------------------------------------------------------
 class SumBackward0(Node):
     __slots__ = ("in_shape", "in_dtype")
+    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -141,6 +143,9 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     __slots__ = ("in_shape", "dims", "keepdim", "in_dtype")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "self_sym_sizes": SV.field("in_shape", tuple),
+    }
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -168,6 +173,7 @@ def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = No
 
 class MeanBackward0(Node):
     __slots__ = ("in_shape", "count", "in_dtype")
+    saved_names = {"self_sym_numel": SV.field("in_shape", SV.numel), "self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -176,6 +182,10 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     __slots__ = ("in_shape", "dims", "keepdim", "count", "in_dtype")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"),
+        "self_sym_numel": SV.field("in_shape", SV.numel), "self_sym_sizes": SV.field("in_shape", tuple),
+    }
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
