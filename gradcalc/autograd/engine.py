@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode, hooks, listen, ordered
+from . import grad_mode, hooks, listen, ordered, saved
 from .grad_mode import state
-from .node import FREED, AccumulateGrad, Node
+from .node import FREED, STAMP, AccumulateGrad, Node
 from .temporaries import REUSE_TEMPORARIES
 from .tensor import Tensor, version_of
 
@@ -245,6 +245,8 @@ def _runs_user_code(deps: dict[Node, int]) -> bool:
             return True
         extras = node._extras
         if extras is not None and extras.has_hooks():
+            return True
+        if STAMP.packing and saved.is_packed(node):
             return True
     return False
 

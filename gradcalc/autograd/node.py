@@ -39,19 +39,28 @@ ACCUMULATE_SEQ = 2**64 - 1
 
 
 class _Stamp:
-    """What a front end says it is running now (`origin`: the language's statement): every node made
-    meanwhile keeps it (`Node.origin`). `on` becomes True once an origin was set or anomaly mode was on:
-    until then the hot creation paths store nothing at all (an unset `_trace` slot reads as None).
+    """What nodes are stamped with at creation beyond their formula, all rare: the front end's `origin` (the
+    language's statement, `Node.origin`), anomaly mode's traceback, saved-tensor hooks' packing. `on`
+    becomes True once any of them was used: until then the hot creation paths do nothing more (an unset
+    `_trace` slot reads as None), after it they call `stamp(node)` once the node has saved its values.
     A module-level holder rather than a thread-local: one attribute load per recorded operation."""
 
-    __slots__ = ("origin", "on")
+    __slots__ = ("origin", "on", "packing")
 
     def __init__(self) -> None:
         self.origin: Any = None
         self.on = False
+        self.packing = False  # saved_tensors_hooks were used (saved.py keeps the thread's active pair)
+
+    def stamp(self, node: Node) -> None:
+        """Give a node just made its origin (or anomaly traceback), and pack what it saved."""
+        node._trace = traceback_of_forward() if state.anomaly else self.origin
+        if self.packing and node._saved:
+            saved_module.pack_saved(node)
 
 
 STAMP = _Stamp()
+Tensor_: type = object  # the Tensor class, set by tensor.py (which imports this module)
 
 
 class AnomalyTrace(str):
@@ -137,6 +146,8 @@ class Node:
         self._saved = tensors
         # None when no saved tensor has a version counter yet (the common case): one object less per node
         self._versions = versions if any(v is not None for v in versions) else None
+        if STAMP.packing:
+            saved_module.pack_saved(self)
 
     def check_saved(self) -> None:
         """Raise the error `unpack_saved` would, without unpacking: the engine checks every node it will run
@@ -168,6 +179,8 @@ class Node:
             return ()
         if saved is NOTHING:
             return saved
+        if STAMP.packing:  # values packed by saved_tensors_hooks: unpacked first, in PyTorch's order
+            saved = saved_module.unpack_all(self, saved)
         out = []
         versions = self._versions
         for i, t in enumerate(saved):
@@ -183,8 +196,8 @@ class Node:
                 # a 0-d array as a NumPy scalar: arithmetic on scalars costs a tenth of that on 0-d arrays
                 d = t._data
                 out.append(d if d.ndim else d[()])
-            else:
-                out.append(t.unpack(self) if type(t) is SavedOutput else t)
+            else:  # a saved output, or a value packed by saved_tensors_hooks: unpacked as a tensor
+                out.append(t if type(t) is Tensor_ else t.unpack(self))
         if raw and state.releasing:
             self._saved = FREED
         return tuple(out)

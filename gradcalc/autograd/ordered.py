@@ -13,6 +13,7 @@ ways, each of which costs time the plain walk does not spend:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -77,6 +78,28 @@ class ReadyQueue:
             h[hole] = h[second - 1]
             hole = second - 1
         self._sift_up(hole, 0, value)
+
+
+class Task:
+    """The backward pass this thread is walking (PyTorch's graph task), for hooks that need to know which
+    nodes it will reach (register_multi_grad_hook)."""
+
+    __slots__ = ("deps", "queued", "__weakref__")
+
+    def __init__(self, deps: dict[Node, int], queued: Callable[[Node], bool]) -> None:
+        self.deps, self.queued = deps, queued
+
+    def will_reach(self, node: Node) -> bool:
+        """Whether the walk will hand `node` its gradients (and run that node's tensor hooks)."""
+        return node in self.deps and self.queued(node)
+
+
+_task = threading.local()
+
+
+def current_task() -> Task | None:
+    """The backward pass this thread is in the middle of (the innermost), or None."""
+    return getattr(_task, "task", None)
 
 
 def _tensor(g: Any) -> Tensor:
@@ -174,6 +197,7 @@ def walk(
 
     log = Log()
     ready = ReadyQueue()
+    outer, _task.task = current_task(), Task(dict(deps), queued)
     # PyTorch's GraphRoot: with several roots, a first node hands each root its gradient, in order
     if len(root_edges) == 1:
         ready.push(root_edges[0])
@@ -262,6 +286,8 @@ def walk(
     except BaseException:
         log.undo()
         raise
+    finally:
+        _task.task = outer
 
 
 def _route(

@@ -12,11 +12,14 @@ Each node class declares what it saved in one class attribute, `saved_names`: Py
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from .hooks import mark_seen
 
 if TYPE_CHECKING:
     from .node import Node
@@ -25,11 +28,12 @@ if TYPE_CHECKING:
 class Spec:
     """How to read one saved value of a node (see the module docstring)."""
 
-    __slots__ = ("read", "is_tensor")
+    __slots__ = ("read", "is_tensor", "index")
 
-    def __init__(self, read: Callable[[Node], Any], is_tensor: bool) -> None:
+    def __init__(self, read: Callable[[Node], Any], is_tensor: bool, index: int | None = None) -> None:
         self.read = read
         self.is_tensor = is_tensor
+        self.index = index  # the position in the node's `_saved` of a saved tensor
 
 
 def tensor(i: int, number: str | None = None) -> Spec:
@@ -48,7 +52,7 @@ def tensor(i: int, number: str | None = None) -> Spec:
                                     False, None)
         return None
 
-    return Spec(read, True)
+    return Spec(read, True, i)
 
 
 def field(attr: str, convert: Callable[[Any], Any] | None = None) -> Spec:
@@ -139,3 +143,120 @@ def _freed() -> Any:
     from .node import FREED
 
     return FREED
+
+
+# -- saved_tensors_hooks -------------------------------------------------------------------------------------
+_hooks = threading.local()  # the thread's stack of (pack_hook, unpack_hook) pairs
+
+
+def active_pair() -> tuple[Callable, Callable, bool] | None:
+    """The innermost (pack_hook, unpack_hook) of this thread, or None."""
+    stack = getattr(_hooks, "stack", None)
+    return stack[-1] if stack else None
+
+
+def push_pair(pack_hook: Callable, unpack_hook: Callable, checked: bool = True) -> None:
+    """Enter a saved_tensors_hooks block; `checked`: whether an in-place change of a saved tensor is still
+    an error at backward (not under allow_mutation_on_saved_tensors, whose pack hook keeps a copy)."""
+    from .node import STAMP
+
+    STAMP.on = STAMP.packing = True
+    mark_seen()  # unpack hooks are user code: backward through packed values takes the undoing walk
+    stack = getattr(_hooks, "stack", None)
+    if stack is None:
+        stack = _hooks.stack = []
+    stack.append((pack_hook, unpack_hook, checked))
+
+
+def pop_pair() -> None:
+    _hooks.stack.pop()
+
+
+class Packed:
+    """A saved tensor as a pack hook returned it; `unpack(node)` runs the unpack hook (each time, as
+    PyTorch). It carries the original's version counter, so an in-place change is still caught."""
+
+    __slots__ = ("packed", "unpack_hook", "_vc", "_inference", "output")
+
+    def __init__(self, packed: Any, unpack_hook: Callable, t: Any, output: bool, checked: bool) -> None:
+        self.packed, self.unpack_hook, self.output = packed, unpack_hook, output
+        self._vc = t._vc if checked else None
+        self._inference = t._inference
+
+    def unpack(self, node: Node) -> Any:
+        from .tensor import Tensor
+
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"the unpack hook of saved_tensors_hooks returned a {type(t).__name__}; it must return a tensor"
+            )
+        if self.output:  # a node's own output: backward through it must reach the node again
+            return Tensor._make(t._data, True, node, self._vc)
+        return t
+
+    @property
+    def _data(self) -> Any:  # the raw path of unpack_saved reads arrays
+        return self.unpack(None)._data  # type: ignore[arg-type]
+
+
+def pack_saved(node: Node) -> None:
+    """Replace what `node` saved by what the thread's pack hook makes of it, in PyTorch's pack order."""
+    pair = active_pair()
+    saved = node._saved
+    if pair is None or not saved:
+        return
+    from .node import NOTHING
+
+    if saved is NOTHING:
+        return
+    pack, unpack, checked = pair
+    out = list(saved)
+    for i in _order(node, len(saved)):
+        t = out[i]
+        if t is None or type(t) is Packed:
+            continue
+        output = type(t) is not _tensor_type()  # a SavedOutput (or a custom Function's saved output)
+        tensor = t.unpack(node) if output else t
+        out[i] = Packed(pack(tensor), unpack, t, output, checked)
+        if not checked and node._versions is not None:
+            node._versions[i] = None
+    node._saved = tuple(out)
+
+
+def _order(node: Node, n: int) -> list[int]:
+    """The positions of `node`'s saved tensors in PyTorch's pack (and unpack) order."""
+    order = [s.index for s in type(node).saved_names.values() if s.index is not None and s.index < n]
+    return order + [i for i in range(n) if i not in order]
+
+
+def unpack_all(node: Node, saved: tuple) -> tuple:
+    """`saved` with every packed value unpacked (in PyTorch's order); each unpacked tensor keeps the version
+    counter of the tensor that was packed, so an in-place change since is still caught."""
+    if not any(type(t) is Packed for t in saved):
+        return saved
+    from .tensor import Tensor
+
+    out = list(saved)
+    for i in _order(node, len(saved)):
+        p = out[i]
+        if type(p) is Packed:
+            t = p.unpack(node)
+            if t._vc is not p._vc:
+                nr = t._output_nr
+                t = Tensor._make(t._data, t._requires_grad, t.grad_fn, p._vc)
+                t._output_nr = nr
+            out[i] = t
+    return tuple(out)
+
+
+def is_packed(node: Node) -> bool:
+    """Whether a value `node` saved was packed by saved_tensors_hooks (its unpack hook runs at backward)."""
+    saved = node._saved
+    return bool(saved) and any(type(t) is Packed for t in saved)
+
+
+def _tensor_type() -> type:
+    from .tensor import Tensor
+
+    return Tensor

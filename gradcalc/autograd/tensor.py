@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import grad_mode
+from . import node as _node_module
 from .grad_mode import state
 from .node import AccumulateGrad, Node
 
@@ -327,6 +328,9 @@ class Tensor:
         if self._data.ndim == 0 and spec:
             return format(self._data.item(), spec)
         return repr(self)
+
+
+_node_module.Tensor_ = Tensor  # node.py tells tensors from saved outputs without importing this module
 
 
 class DType:

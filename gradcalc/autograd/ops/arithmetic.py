@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import saved as SV
 from ..grad_mode import state
-from ..node import NOTHING, STAMP, Node, SavedOutput, next_seq, traceback_of_forward
+from ..node import NOTHING, STAMP, Node, SavedOutput, next_seq
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from .core import binary_operands, dying, needs, record, result
@@ -90,8 +90,6 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
         node._nrs = (0, b._output_nr) if b._output_nr else None
     node._extras = None
-    if STAMP.on:  # anomaly mode or a front end's origin was ever used: the node keeps where it comes from
-        node._trace = traceback_of_forward() if state.anomaly else STAMP.origin
     node._seq = next_seq()
     # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
     if type(b) is float or type(b) is int:
@@ -109,6 +107,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
             if t is not None and (t._vc is not None or t._inference):
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
                 break
+    if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
+        STAMP.stamp(node)
     return Tensor._make(data, True, node)
 
 
@@ -358,7 +358,7 @@ class PowBackward1(_Binary):
     """tensor ** tensor."""
 
     __slots__ = ()
-    saved_names = {"self": SV.tensor(0), "exponent": SV.tensor(1)}
+    saved_names = {"exponent": SV.tensor(1), "self": SV.tensor(0)}
 
     raw_ok = False  # uses where/log on tensors
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import saved as SV
 from ..grad_mode import state
-from ..node import STAMP, Node, SavedOutput, next_seq, traceback_of_forward
+from ..node import STAMP, Node, SavedOutput, next_seq
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -169,8 +169,6 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
         node._next = (x.grad_fn or x._accumulate_node(),)
         node._nrs = (x._output_nr,) if x._output_nr else None
         node._extras = None
-        if STAMP.on:  # anomaly mode or a front end's origin was ever used
-            node._trace = traceback_of_forward() if state.anomaly else STAMP.origin
         node._seq = next_seq()
         node._versions = None
         out = Tensor._make(data, True, node)
@@ -183,6 +181,8 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
                 node._saved = (x, None)
         else:
             node._saved = None
+        if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
+            STAMP.stamp(node)
         return out
 
     op.__name__ = op.__qualname__ = name
