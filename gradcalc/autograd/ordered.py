@@ -352,8 +352,12 @@ def _retain(
 
 
 def _saved_names(node: Node) -> tuple[str, ...]:
-    """The names of the values the node saved (what freeing releases)."""
-    saved = getattr(node, "saved", None)
-    if saved is None:
+    """The names of the tensors the node saved (what freeing releases): PyTorch's names where the node
+    declares them, else positions ("0", "1", ...)."""
+    saved = node._saved
+    if not saved:
         return ()
-    return tuple(saved.keys())
+    declared = [(name, spec.index) for name, spec in type(node).saved_names.items() if spec.index is not None]
+    if declared:
+        return tuple(name for name, i in declared if i < len(saved) and saved[i] is not None)
+    return tuple(str(i) for i, t in enumerate(saved) if t is not None)

@@ -146,9 +146,13 @@ def test_observer_tells_the_same_story(seed: int) -> None:
     runs = [e for e in events if type(e) is NodeRun]
     pres = [s for s in ours if s[0] == "pre"]
     assert len(runs) == len(pres)
-    for event, (_, _, go) in zip(runs, pres, strict=True):
+    posts = [s for s in ours if s[0] == "post"]
+    for event, (_, _, go), (_, _, gi, _) in zip(runs, pres, posts, strict=True):
         assert _vals(event.grad_outputs) == go
+        assert _vals(event.grad_inputs) == gi
         assert len(event.to) == len(event.grad_inputs) or event.node.name().endswith("AccumulateGrad")
+        # a plain backward frees what each node saved: the event names it
+        assert set(event.freed) <= set(type(event.node).saved_names) | {"0", "1"}
     accumulated = [e for e in events if type(e) is GradAccumulated]
     assert all(e.after is e.tensor.grad or e.before is not None for e in accumulated)
     # without an observer or hooks (the plain walk), the same gradients
