@@ -202,12 +202,11 @@ class Node:
             self._saved = FREED
         return tuple(out)
 
-    def __getattr__(self, attr: str) -> Any:
-        # reached only when ordinary lookup failed: `_saved_<name>` / `_raw_saved_<name>` (saved.py)
-        return saved_module.lookup(self, attr)
-
-    def __dir__(self) -> list[str]:
-        return sorted(set(super().__dir__()) | set(saved_module.saved_dir(self)))
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # `_saved_<name>` / `_raw_saved_<name>` as properties of the class (saved.py). Not a `__getattr__`:
+        # a class with one loses CPython's specialised attribute loads, on every field, in every walk.
+        super().__init_subclass__(**kwargs)
+        saved_module.declare(cls)
 
     @property
     def saved(self) -> Any:

@@ -7,7 +7,7 @@ Each node class declares what it saved in one class attribute, `saved_names`: Py
   Python number operand: `(x * 2.0).grad_fn._saved_other` is `tensor(2.)`);
 - `field("attr")`: a value that is not a tensor (an exponent, dims, sizes): never freed;
 - `const(v)`: a value PyTorch keeps that gradcalc's formula never needs (an alpha of 1).
-`Node.__getattr__` (only reached when ordinary lookup fails: it costs the hot path nothing) reads them.
+`declare` (run for every node class as it is made) turns them into properties `_saved_<name>`.
 """
 
 from __future__ import annotations
@@ -106,22 +106,25 @@ class SavedTensor:
         return f"<SavedTensor {self.name} of {self.node.name()}>"
 
 
-def lookup(node: Node, attr: str) -> Any:
-    """`node._saved_<name>` or `node._raw_saved_<name>`; AttributeError for any other name."""
-    names: Mapping[str, Spec] = type(node).saved_names
-    if attr.startswith("_saved_"):
-        spec = names.get(attr[7:])
-        if spec is not None:
-            if spec.is_tensor and node._saved is _freed():
-                from .node import freed_message
+def declare(cls: type) -> None:
+    """Give a node class one property per name of its `saved_names`: `_saved_<name>`, and `_raw_saved_<name>`
+    for a tensor. Reading a tensor backward freed is PyTorch's error."""
+    for name, spec in cls.__dict__.get("saved_names", {}).items():
+        setattr(cls, f"_saved_{name}", property(_reader(name, spec), doc=f"The saved value `{name}`."))
+        if spec.is_tensor:
+            setattr(cls, f"_raw_saved_{name}", property(lambda node, name=name: SavedTensor(node, name)))
 
-                raise RuntimeError(freed_message(node))
-            return spec.read(node)
-    elif attr.startswith("_raw_saved_"):
-        spec = names.get(attr[11:])
-        if spec is not None and spec.is_tensor:
-            return SavedTensor(node, attr[11:])
-    raise AttributeError(f"'{node.name()}' object has no attribute '{attr}'")
+
+def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
+    def read(node: Node) -> Any:
+        if spec.is_tensor and node._saved is _freed():
+            from .node import freed_message
+
+            raise RuntimeError(freed_message(node))
+        return spec.read(node)
+
+    read.__name__ = f"_saved_{name}"
+    return read
 
 
 def saved_mapping(node: Node) -> Mapping[str, Any]:
@@ -131,12 +134,6 @@ def saved_mapping(node: Node) -> Mapping[str, Any]:
     for name, spec in type(node).saved_names.items():
         out[name] = FREED_VALUE if freed and spec.is_tensor else spec.read(node)
     return MappingProxyType(out)
-
-
-def saved_dir(node: Node) -> list[str]:
-    """The `_saved_*` and `_raw_saved_*` names, for `dir(node)`."""
-    names = type(node).saved_names
-    return [f"_saved_{n}" for n in names] + [f"_raw_saved_{n}" for n, s in names.items() if s.is_tensor]
 
 
 def _freed() -> Any:
