@@ -255,3 +255,18 @@ def test_failure_mid_walk_is_undone(how: str) -> None:
     slope = 6.0 if how == "function" else 3.0  # a = 2 * (3x) or 3x
     assert np.isclose(val(x.grad), 5.0 + 3.0 * np.exp(2.0 * slope) * slope)
     assert np.isclose(val(w.grad), 1.0 + np.exp(2.0 * slope))
+
+
+@pytest.mark.filterwarnings("ignore")  # anomaly mode's warning, NumPy's 0/0
+def test_anomaly_failure_is_undone() -> None:
+    x = gradcalc.tensor(0.0, requires_grad=True)
+    w = gradcalc.tensor(3.0, requires_grad=True)
+    w.grad = gradcalc.tensor(1.0)
+    y = x.sqrt() * 0.0 + w * w  # w accumulates before sqrt's NaN is found
+    before = _state(w)
+    with gradcalc.autograd.detect_anomaly():
+        with pytest.raises(RuntimeError, match="NaN"):
+            y.backward()
+    assert _state(w) == before and x.grad is None
+    y.backward()  # outside anomaly mode: NaN is no error, and the graph was kept
+    assert val(w.grad) == 7.0

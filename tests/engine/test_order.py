@@ -66,7 +66,7 @@ def make_program(seed: int) -> dict:
     return {"leaves": leaves, "steps": steps, "roots": roots, "retain": retain}
 
 
-def run(lib: Any, prog: dict, hooked: bool = True) -> tuple[list, list]:
+def run(lib: Any, prog: dict, hooked: bool = True, create_graph: bool = False) -> tuple[list, list]:
     """Build the program on `lib`, hook every node, run backward; (what the hooks saw, leaves' grads)."""
     leaves = [lib.tensor(v, requires_grad=True) for v in prog["leaves"]]
     vals: list[Any] = list(leaves)
@@ -106,8 +106,12 @@ def run(lib: Any, prog: dict, hooked: bool = True) -> tuple[list, list]:
         name = label[node]
         node.register_prehook(lambda go, name=name: seen.append(("pre", name, _vals(go))))
         node.register_hook(lambda gi, go, name=name: seen.append(("post", name, _vals(gi), _vals(go))))
-    lib.autograd.backward(roots)
+    lib.autograd.backward(roots, create_graph=create_graph)
     grads = [_vals(t.grad) for t in leaves] + [_vals(vals[i].grad) for i in prog["retain"]]
+    if create_graph:  # second order, through the recorded backward: the leaves' grads were graph members
+        total = sum(t.grad.sum() for t in leaves if t.grad is not None and t.grad.requires_grad)
+        if not isinstance(total, int):
+            grads.append(_vals(lib.autograd.grad(total, leaves, allow_unused=True)))
     return seen, grads
 
 
@@ -133,6 +137,17 @@ def test_random_programs_run_in_pytorchs_order(chunk: int) -> None:
         assert _names(ours) == _names(theirs), (seed, prog)
         assert ours == theirs, (seed, prog)
         assert our_grads == their_grads, (seed, prog)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # backward(create_graph=True)'s reference-cycle warning
+@pytest.mark.parametrize("seed", range(1000, 1400, 8))
+def test_random_programs_under_create_graph(seed: int) -> None:
+    """Hooks see graph tensors; the order, and the gradients of the gradients, are PyTorch's."""
+    prog = make_program(seed)
+    ours, our_grads = run(gradcalc, prog, create_graph=True)
+    theirs, their_grads = run(torch, prog, create_graph=True)
+    assert ours == theirs, (seed, prog)
+    assert our_grads == their_grads, (seed, prog)
 
 
 @pytest.mark.parametrize("seed", range(0, 400, 7))
