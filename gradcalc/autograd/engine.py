@@ -6,6 +6,12 @@ One walk serves `Tensor.backward`, `autograd.backward` and `autograd.grad`:
    gradients arriving at each node in a buffer; release each node's saved values as the walk passes it
    unless `retain_graph`.
 Both steps use explicit stacks: no recursion, so a chain of a million operations differentiates.
+
+Whatever can make a call fail (an unused grad() input, freed saved values, an in-place change of a saved
+tensor) is checked between the two steps, so that a failing call changes nothing. When user code can run
+during the walk (hooks, a custom Function's backward, an observer, saved-tensor unpack hooks) or anomaly
+mode is on, step 2 is the instrumented walk of ordered.py instead: PyTorch's order, hooks, observers, and an
+undo log for failures. The plain walk below runs the same nodes in another (cheaper) order.
 """
 
 from __future__ import annotations

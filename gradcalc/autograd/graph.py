@@ -2,7 +2,7 @@
 front end needs to narrate it (observers, origins).
 
 - `Node`: the base class of every `grad_fn` (`name()`, `next_functions`, `metadata`, `register_hook`,
-  `register_prehook`, `saved`, `origin`);
+  `register_prehook`, `saved` (name -> value, or `FREED`), `origin`, `_sequence_nr()`, `_saved_<name>`);
 - `observe_backward(listener)`: hear every step of backward (records in `gradcalc.autograd.events`);
 - `origin(obj)` / `set_origin(obj)`: stamp the nodes made meanwhile with what the front end is running;
 - PyTorch's `saved_tensors_hooks`, `save_on_cpu`, `allow_mutation_on_saved_tensors`, `increment_version`,
@@ -23,8 +23,11 @@ from .node import Node, set_origin
 from .ordered import current_task
 from .tensor import Tensor, version_of
 
+# what `Node.saved` shows for a saved tensor backward released
+FREED = saved.FREED_VALUE
+
 __all__ = [
-    "Node", "RemovableHandle", "allow_mutation_on_saved_tensors", "increment_version", "observe_backward",
+    "FREED", "Node", "RemovableHandle", "allow_mutation_on_saved_tensors", "increment_version", "observe_backward",
     "origin", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks", "set_origin",
 ]
 

@@ -197,7 +197,7 @@ def walk(
 
     log = Log()
     ready = ReadyQueue()
-    outer, _task.task = current_task(), Task(dict(deps), queued)
+    outer, _task.task = current_task(), Task(deps, queued)  # deps' keys stay: only counts change
     # PyTorch's GraphRoot: with several roots, a first node hands each root its gradient, in order
     if len(root_edges) == 1:
         ready.push(root_edges[0])

@@ -38,6 +38,24 @@ PROGRAMS = {
     "mean": lambda a, b, lib: a.mean(),
     "mean_dim": lambda a, b, lib: a.mean(0),
     "dot": lambda a, b, lib: a.dot(b),
+    "mv": lambda a, b, lib: lib.stack([a, b]) @ b,
+    "mm": lambda a, b, lib: lib.stack([a, b]) @ lib.stack([b, a]),
+    "bmm": lambda a, b, lib: lib.bmm(lib.stack([a, b]).unsqueeze(0), lib.stack([b, a]).unsqueeze(0)),
+    "view": lambda a, b, lib: lib.stack([a, b]).view(4),
+    "transpose": lambda a, b, lib: lib.stack([a, b]).transpose(0, 1),
+    "permute": lambda a, b, lib: lib.stack([a, b]).permute(1, 0),
+    "expand": lambda a, b, lib: a.expand(3, 2),
+    "unsqueeze": lambda a, b, lib: a.unsqueeze(0),
+    "select": lambda a, b, lib: lib.stack([a, b])[1],
+    "slice": lambda a, b, lib: lib.stack([a, b])[0:1],
+    "cat": lambda a, b, lib: lib.cat([a, b]),
+    "stack": lambda a, b, lib: lib.stack([a, b], 1),
+    "unbind": lambda a, b, lib: lib.stack([a, b]).unbind(1)[0],
+    "softmax": lambda a, b, lib: a.softmax(0),
+    "log_softmax": lambda a, b, lib: a.log_softmax(0),
+    "logsumexp": lambda a, b, lib: lib.stack([a, b]).logsumexp(1),
+    "where": lambda a, b, lib: lib.where(a > 0.3, a, b),
+    "remainder": lambda a, b, lib: a % b,
     **{
         name: _method(name)
         for name in (
@@ -47,7 +65,10 @@ PROGRAMS = {
     },
 }
 # names PyTorch keeps that gradcalc's formulas do not need: (node name, saved name)
-NOT_KEPT = {("PowBackward1", "result"), ("PowBackward2", "exponent")}
+NOT_KEPT = {
+    ("PowBackward1", "result"), ("PowBackward2", "exponent"),
+    *(("MmBackward0", n) for n in ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
+}
 
 
 def leaves(lib: Any) -> tuple[Any, Any]:
@@ -55,10 +76,9 @@ def leaves(lib: Any) -> tuple[Any, Any]:
 
 
 def value(v: Any) -> Any:
-    if isinstance(v, torch.Tensor):
-        return ("tensor", v.detach().numpy().round(12).tolist())
-    if isinstance(v, gradcalc.Tensor):
-        return ("tensor", np.asarray(v._data).round(12).tolist())
+    if isinstance(v, (torch.Tensor, gradcalc.Tensor)):
+        d = v.detach().numpy() if isinstance(v, torch.Tensor) else np.asarray(v._data)
+        return ("tensor", (d if d.dtype == bool else d.round(12)).tolist())
     if isinstance(v, tuple):
         return tuple(int(x) for x in v)
     return v

@@ -442,6 +442,7 @@ class RemainderBackward0(_Binary):
 
 class RemainderBackward1(_Binary):
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = False
 
     def apply(self, g: Tensor) -> tuple:

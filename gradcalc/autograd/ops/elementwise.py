@@ -503,6 +503,7 @@ class WhereBackward0(Node):
     """Edges to the two branches; the condition is saved (version-checked, freed), as PyTorch's."""
 
     __slots__ = ("shapes",)
+    saved_names = {"condition": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

@@ -80,6 +80,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 # -- mv ------------------------------------------------------------------------------------------------------
 class MvBackward0(Node):
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "vec": SV.tensor(1)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -109,6 +110,7 @@ def mv(m: Tensor, v: Tensor) -> Tensor:
 # -- mm ------------------------------------------------------------------------------------------------------
 class MmBackward0(Node):
     __slots__ = ("column_major",)
+    saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -153,6 +155,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 # -- bmm -----------------------------------------------------------------------------------------------------
 class BmmBackward0(Node):
     __slots__ = ()
+    saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

@@ -491,6 +491,9 @@ def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 # -- logsumexp, softmax, log_softmax -----------------------------------------------------------------------
 class LogsumexpBackward0(Node):
     __slots__ = ("dims", "keepdim")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "result": SV.tensor(1), "self": SV.tensor(0),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -532,6 +535,7 @@ def _sum_keep(t: Any, dim: int) -> Any:
 
 class SoftmaxBackward0(Node):
     __slots__ = ("dim",)
+    saved_names = {"dim": SV.field("dim"), "result": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -541,6 +545,7 @@ class SoftmaxBackward0(Node):
 
 class LogSoftmaxBackward0(Node):
     __slots__ = ("dim",)
+    saved_names = {"dim": SV.field("dim"), "result": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
