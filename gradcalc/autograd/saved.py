@@ -55,6 +55,17 @@ def tensor(i: int, number: str | None = None) -> Spec:
     return Spec(read, True, i)
 
 
+def array(attr: str) -> Spec:
+    """An array the node keeps in its attribute `attr` (not in `_saved`), shown as a tensor."""
+
+    def read(node: Node) -> Any:
+        from .tensor import Tensor
+
+        return Tensor._make(np.asarray(getattr(node, attr)), False, None)
+
+    return Spec(read, True)
+
+
 def field(attr: str, convert: Callable[[Any], Any] | None = None) -> Spec:
     """A value that is not a tensor, read from the node's attribute `attr`."""
 

@@ -56,6 +56,16 @@ PROGRAMS = {
     "logsumexp": lambda a, b, lib: lib.stack([a, b]).logsumexp(1),
     "where": lambda a, b, lib: lib.where(a > 0.3, a, b),
     "remainder": lambda a, b, lib: a % b,
+    "prod": lambda a, b, lib: a.prod(),
+    "prod_dim": lambda a, b, lib: lib.stack([a, b]).prod(1),
+    "max": lambda a, b, lib: a.max(),
+    "min": lambda a, b, lib: a.min(),
+    "max_dim": lambda a, b, lib: lib.stack([a, b]).max(1)[0],
+    "min_dim": lambda a, b, lib: lib.stack([a, b]).min(0)[0],
+    "clamp": lambda a, b, lib: a.clamp(0.3, 0.6),
+    "clamp_min": lambda a, b, lib: a.clamp(min=0.3),
+    "maximum": lambda a, b, lib: lib.maximum(a, b),
+    "minimum": lambda a, b, lib: lib.minimum(a, b),
     **{
         name: _method(name)
         for name in (

@@ -325,6 +325,7 @@ class ClampBackward1(Node):
     """clamp with number bounds: the gradient passes where min <= x <= max (bounds included)."""
 
     __slots__ = ("lo", "hi")
+    saved_names = {"max": SV.field("hi"), "min": SV.field("lo"), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -460,6 +461,7 @@ class MaximumBackward0(A._Binary):
     """Where the two are equal each gets half the gradient; nan passes the gradient to both."""
 
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
     keep = np.less  # the input masked out where keep(self, other): the smaller one, for maximum
 

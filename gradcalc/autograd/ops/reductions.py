@@ -288,10 +288,14 @@ class _ProdNode(Node):
 
 class ProdBackward0(_ProdNode):
     __slots__ = ()
+    saved_names = {"result": SV.tensor(1), "self": SV.tensor(0)}
 
 
 class ProdBackward1(_ProdNode):
     __slots__ = ()
+    saved_names = {
+        "dim": SV.field("dim"), "keepdim": SV.field("keepdim"), "result": SV.tensor(1), "self": SV.tensor(0),
+    }
 
 
 def prod(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -317,6 +321,7 @@ class MaxBackward1(Node):
     the nans when the result is nan), as PyTorch's evenly_distribute_backward."""
 
     __slots__ = ("value",)
+    saved_names = {"result": SV.array("value"), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -334,6 +339,10 @@ class MaxBackward0(Node):
     """max/min along a dim: the gradient goes to the element at the returned index."""
 
     __slots__ = ("indices", "in_shape", "dim", "keepdim")
+    saved_names = {
+        "dim": SV.field("dim"), "indices": SV.array("indices"), "keepdim": SV.field("keepdim"),
+        "self_sym_sizes": SV.field("in_shape", tuple),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
