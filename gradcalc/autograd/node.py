@@ -11,7 +11,6 @@ cyclic garbage collector finds nothing to do, and a graph dies as soon as its ro
 
 from __future__ import annotations
 
-import itertools
 import threading
 import traceback
 import weakref
@@ -31,9 +30,18 @@ class _Freed(tuple):
 FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
 NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
 
-# Every node takes the next number of this count when made (PyTorch's sequence_nr): the engine runs, among
-# the nodes ready, the most recently made first, as PyTorch's does. `next_seq()` at every creation site.
-next_seq = itertools.count().__next__
+# Every node takes the next number when made (PyTorch's sequence_nr): the instrumented walk runs, among the
+# nodes ready, the most recently made first, as PyTorch's does. Every creation site numbers its node: the
+# hot ones inline `node._seq = SEQ[0] = SEQ[0] + 1` (half the cost of calling a counter), others call
+# `next_seq()`. Not atomic across threads: numbers need only grow within a thread (PyTorch's are per thread).
+SEQ = [0]
+
+
+def next_seq() -> int:
+    """The next creation number."""
+    n = SEQ[0] = SEQ[0] + 1
+    return n
+
 # PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
 ACCUMULATE_SEQ = 2**64 - 1
 
@@ -179,8 +187,6 @@ class Node:
             return ()
         if saved is NOTHING:
             return saved
-        if STAMP.packing:  # values packed by saved_tensors_hooks: unpacked first, in PyTorch's order
-            saved = saved_module.unpack_all(self, saved)
         out = []
         versions = self._versions
         for i, t in enumerate(saved):

@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from . import saved
 from .events import GradAccumulated, GradRetained, HookCall, NodeRun
-from .node import FREED, AccumulateGrad, Node
+from .node import FREED, STAMP, AccumulateGrad, Node
 from .tensor import Tensor, version_of
 
 
@@ -265,7 +266,13 @@ def walk(
             else:
                 log.saved(node)
                 names = _saved_names(node) if listener is not None and not retain_graph else ()
+                packed = node._saved
+                if STAMP.packing and packed:
+                    # values packed by saved_tensors_hooks: unpacked here, in PyTorch's order, for the formula
+                    node._saved = unpacked = saved.unpack_all(node, packed)
                 r = node.apply(grads[0] if n_out == 1 else grads)
+                if STAMP.packing and packed and node._saved is unpacked:
+                    node._saved = packed  # kept packed (with retain_graph); freed below otherwise
                 outs = [None if o is None else _tensor(o) for o in r]
                 outs += [None] * (len(node._next) - len(outs))
                 if not retain_graph and node._saved:

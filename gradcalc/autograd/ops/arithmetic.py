@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import saved as SV
 from ..grad_mode import state
-from ..node import NOTHING, STAMP, Node, SavedOutput, next_seq
+from ..node import NOTHING, SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from .core import binary_operands, dying, needs, record, result
@@ -90,7 +90,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
         node._nrs = (0, b._output_nr) if b._output_nr else None
     node._extras = None
-    node._seq = next_seq()
+    node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
     # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
     if type(b) is float or type(b) is int:
         node.shapes = None

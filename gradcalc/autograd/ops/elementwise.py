@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import saved as SV
 from ..grad_mode import state
-from ..node import STAMP, Node, SavedOutput, next_seq
+from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, times
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -169,7 +169,7 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
         node._next = (x.grad_fn or x._accumulate_node(),)
         node._nrs = (x._output_nr,) if x._output_nr else None
         node._extras = None
-        node._seq = next_seq()
+        node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
         node._versions = None
         out = Tensor._make(data, True, node)
         if save_y:
