@@ -214,6 +214,9 @@ class Node:
         super().__init_subclass__(**kwargs)
         saved_module.declare(cls)
 
+    def __dir__(self) -> list[str]:
+        return saved_module.visible(self, list(super().__dir__()))
+
     @property
     def saved(self) -> Any:
         """What this node saved for backward, by PyTorch's names: a read-only mapping name -> value, where a

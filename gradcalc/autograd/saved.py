@@ -76,6 +76,23 @@ def field(attr: str, convert: Callable[[Any], Any] | None = None) -> Spec:
     return Spec(read, False)
 
 
+def _correction(node: Node) -> Any:
+    # PyTorch's var()/std() without dim (its `unbiased` overload) keeps None for the default correction
+    corr = node.correction
+    if node.dims is None and corr == 1:
+        return None
+    return int(corr) if float(corr).is_integer() else corr
+
+
+correction = Spec(_correction, False)
+"""var's and std's `correction`, as PyTorch shows it."""
+
+
+def maybe_tuple(value: Any) -> tuple | None:
+    """dims as PyTorch shows them: None for "all dims", else a tuple."""
+    return None if value is None else tuple(value)
+
+
 def const(value: Any) -> Spec:
     """A value PyTorch saves that is the same for every node of the class."""
     return Spec(lambda node: value, False)
@@ -119,11 +136,34 @@ class SavedTensor:
 
 def declare(cls: type) -> None:
     """Give a node class one property per name of its `saved_names`: `_saved_<name>`, and `_raw_saved_<name>`
-    for a tensor. Reading a tensor backward freed is PyTorch's error."""
-    for name, spec in cls.__dict__.get("saved_names", {}).items():
+    for a tensor. Reading a tensor backward freed is PyTorch's error. Names a parent class declared that
+    this class does not are hidden (an AttributeError, and left out of `dir`)."""
+    own = cls.__dict__.get("saved_names")
+    if own is None:
+        return
+    for name, spec in own.items():
         setattr(cls, f"_saved_{name}", property(_reader(name, spec), doc=f"The saved value `{name}`."))
         if spec.is_tensor:
             setattr(cls, f"_raw_saved_{name}", property(lambda node, name=name: SavedTensor(node, name)))
+    for base in cls.__mro__[1:]:
+        for name in getattr(base, "saved_names", {}):
+            if name not in own:
+                setattr(cls, f"_saved_{name}", property(_absent(f"_saved_{name}")))
+                setattr(cls, f"_raw_saved_{name}", property(_absent(f"_raw_saved_{name}")))
+
+
+def _absent(attr: str) -> Callable[[Node], Any]:
+    def read(node: Node) -> Any:
+        raise AttributeError(f"'{node.name()}' object has no attribute '{attr}'")
+
+    return read
+
+
+def visible(node: Node, names: list[str]) -> list[str]:
+    """`dir(node)` without the saved names of parent classes that the node's class does not keep."""
+    own = type(node).saved_names
+    keep = {f"_saved_{n}" for n in own} | {f"_raw_saved_{n}" for n, s in own.items() if s.is_tensor}
+    return [n for n in names if not (n.startswith(("_saved_", "_raw_saved_")) and n not in keep)]
 
 
 def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:

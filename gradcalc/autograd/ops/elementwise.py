@@ -335,10 +335,12 @@ class ClampBackward1(Node):
 
 class ClampMinBackward0(ClampBackward1):
     __slots__ = ()
+    saved_names = {"min": SV.field("lo"), "self": SV.tensor(0)}
 
 
 class ClampMaxBackward0(ClampBackward1):
     __slots__ = ()
+    saved_names = {"max": SV.field("hi"), "self": SV.tensor(0)}
 
 
 def _data(v: Any) -> Any:
@@ -359,6 +361,7 @@ class ClampBackward0(Node):
     """clamp with tensor bounds: gradients to x and to each bound, as PyTorch's clamp_backward_min_max."""
 
     __slots__ = ("shapes",)
+    saved_names = {"max": SV.tensor(2), "min": SV.tensor(1), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         x, lo, hi = self.saved_tensors

@@ -457,6 +457,10 @@ class AmaxBackward0(Node):
     """The gradient split evenly among the elements equal to the result, in each reduced slice."""
 
     __slots__ = ("value", "dims", "keepdim")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "result": SV.array("value"),
+        "self": SV.tensor(0),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -650,6 +654,10 @@ class LinalgVectorNormBackward0(Node):
     """PyTorch's norm_backward, per p (0 at the zero vector for p > 1, as its masked_fill gives)."""
 
     __slots__ = ("p", "dims", "keepdim", "in_dtype")
+    saved_names = {
+        "dim": SV.field("dims", SV.maybe_tuple), "keepdim": SV.field("keepdim"), "ord": SV.field("p"),
+        "result": SV.tensor(1), "self": SV.tensor(0),
+    }
 
     def apply(self, g: Tensor) -> tuple:
         grad = self._grad(g)
@@ -724,6 +732,10 @@ class VarBackward0(Node):
     """PyTorch's var_backward: 2 / (n - correction) * grad * (x - mean)."""
 
     __slots__ = ("dims", "correction", "keepdim")
+    saved_names = {
+        "correction": SV.correction, "dim": SV.field("dims", SV.maybe_tuple), "keepdim": SV.field("keepdim"),
+        "self": SV.tensor(0),
+    }
 
     def apply(self, g: Tensor) -> tuple:
         x, _ = self.saved_tensors
@@ -734,6 +746,10 @@ class StdBackward0(VarBackward0):
     """var's backward of grad / (2 std), that taken as 0 where std is 0."""
 
     __slots__ = ()
+    saved_names = {
+        "correction": SV.correction, "dim": SV.field("dims", SV.maybe_tuple), "keepdim": SV.field("keepdim"),
+        "result": SV.tensor(1), "self": SV.tensor(0),
+    }
 
     def apply(self, g: Tensor) -> tuple:
         x, out = self.saved_tensors

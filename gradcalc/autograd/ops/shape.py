@@ -186,12 +186,14 @@ class SqueezeBackward0(_SqueezeNode):
     """squeeze() of all size-1 dims."""
 
     __slots__ = ()
+    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
 
 
 class SqueezeBackward1(_SqueezeNode):
     """squeeze(dim)."""
 
     __slots__ = ()
+    saved_names = {"dim": SV.field("removed", lambda r: r[0]), "self_sym_sizes": SV.field("in_shape", tuple)}
 
 
 class SqueezeBackward2(_SqueezeNode):
@@ -619,6 +621,10 @@ class _SplitNode(_MultiOutput):
 
 class SplitBackward0(_SplitNode):
     __slots__ = ()
+    saved_names = {
+        "dim": SV.field("dim"), "self_sym_sizes": SV.field("in_shape", tuple),
+        "split_size": SV.field("sizes", lambda s: s[0]),
+    }
 
 
 class SplitWithSizesBackward0(_SplitNode):
