@@ -245,8 +245,11 @@ def run_backward(
 
 
 def _runs_user_code(deps: dict[Node, int]) -> bool:
-    """Whether a node of the graph has a hook or a user-written backward."""
-    for node in deps:
+    """Whether a node of the graph has a hook, a user-written backward or packed saved values: looked for
+    among the watched nodes (hooks.watched) or among the graph's, whichever are fewer."""
+    watched = hooks.watched
+    candidates: Any = deps if len(watched) >= len(deps) else [n for n in list(watched) if n in deps]
+    for node in candidates:
         if node.user_code:
             return True
         extras = node._extras

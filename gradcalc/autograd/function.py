@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .grad_mode import state
-from .hooks import mark_seen
+from .hooks import watch
 from .node import Node
 from .tensor import Tensor, version_of
 
@@ -91,7 +91,7 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def __init__(self) -> None:
         Node.__init__(self)
-        mark_seen()
+        watch(self)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:  # type: ignore[override]

@@ -21,12 +21,21 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 seen = False
+# the live nodes that may run user code during backward (a hook, a custom Function's backward, packed saved
+# values): the engine looks for these in a graph, rather than looking at every node of the graph
+watched: weakref.WeakSet = weakref.WeakSet()
 
 
 def mark_seen() -> None:
     """Note that user code may now run during backward (see the module docstring)."""
     global seen
     seen = True
+
+
+def watch(node: Node) -> None:
+    """Note that backward through `node` may run user code."""
+    mark_seen()
+    watched.add(node)
 
 
 class RemovableHandle:
@@ -60,10 +69,10 @@ class HookDict(dict):
     """An ordered dict of hooks by handle id (a subclass only so that handles may hold it weakly)."""
 
 
-def _add(hooks: HookDict, fn: Callable) -> RemovableHandle:
+def _add(node: Node, hooks: HookDict, fn: Callable) -> RemovableHandle:
     if not callable(fn):
         raise TypeError(f"a hook must be callable, not {type(fn).__name__}")
-    mark_seen()
+    watch(node)
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
     return handle
@@ -131,7 +140,7 @@ def register_tensor_hook(t: Tensor, fn: Callable) -> RemovableHandle:
     d = hooks.get(nr)
     if d is None:
         d = hooks[nr] = HookDict()
-    return _add(d, fn)
+    return _add(node, d, fn)
 
 
 def register_post_accumulate_grad_hook(t: Tensor, fn: Callable) -> RemovableHandle:
@@ -140,16 +149,17 @@ def register_post_accumulate_grad_hook(t: Tensor, fn: Callable) -> RemovableHand
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if t.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    return _add(extras_of(t._accumulate_node()).post_accumulate, fn)
+    node = t._accumulate_node()
+    return _add(node, extras_of(node).post_accumulate, fn)
 
 
 def register_node_hook(node: Node, fn: Callable) -> RemovableHandle:
     """`Node.register_hook`: fn(grad_inputs, grad_outputs) runs after the node computed its gradients; it
     may return a tuple of gradients to pass on instead of grad_inputs."""
-    return _add(extras_of(node).post_hooks, fn)
+    return _add(node, extras_of(node).post_hooks, fn)
 
 
 def register_node_prehook(node: Node, fn: Callable) -> RemovableHandle:
     """`Node.register_prehook`: fn(grad_outputs) runs before the node computes; it may return a tuple of
     gradients to use instead of grad_outputs."""
-    return _add(extras_of(node).pre_hooks, fn)
+    return _add(node, extras_of(node).pre_hooks, fn)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .hooks import mark_seen
+from .hooks import watch
 
 if TYPE_CHECKING:
     from .node import Node
@@ -209,7 +209,6 @@ def push_pair(pack_hook: Callable, unpack_hook: Callable, checked: bool = True) 
     from .node import STAMP
 
     STAMP.on = STAMP.packing = True
-    mark_seen()  # unpack hooks are user code: backward through packed values takes the undoing walk
     stack = getattr(_hooks, "stack", None)
     if stack is None:
         stack = _hooks.stack = []
@@ -270,6 +269,7 @@ def pack_saved(node: Node) -> None:
         if not checked and node._versions is not None:
             node._versions[i] = None
     node._saved = tuple(out)
+    watch(node)  # unpack hooks are user code: backward through packed values takes the undoing walk
 
 
 def _order(node: Node, n: int) -> list[int]:
