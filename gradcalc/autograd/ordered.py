@@ -125,11 +125,15 @@ def _replacement(r: Any, g: Tensor, what: str) -> Tensor:
 
 def _replacements(r: Any, old: Sequence[Any], what: str) -> list[Any]:
     """A node hook's return value: a tuple of gradients, one per position of the one it was given."""
-    if not isinstance(r, (tuple, list)) or len(r) != len(old):
+    if not isinstance(r, (tuple, list)):
+        raise TypeError(
+            f"{what} returned a {type(r).__name__}; it must return None or a tuple of {len(old)} gradients "
+            "(None where there is none)"
+        )
+    if len(r) != len(old):
         raise RuntimeError(
-            f"{what} returned {type(r).__name__ if not isinstance(r, (tuple, list)) else len(r)} "
-            f"{'values' if isinstance(r, (tuple, list)) else ''}; it must return None or a tuple of "
-            f"{len(old)} gradients (None where there is none)"
+            f"{what} returned {len(r)} gradients where it was given {len(old)}; it must return None or a "
+            f"tuple of {len(old)} gradients (None where there is none)"
         )
     return [None if x is None else _tensor(x) for x in r]
 

@@ -270,3 +270,19 @@ def test_anomaly_failure_is_undone() -> None:
     assert _state(w) == before and x.grad is None
     y.backward()  # outside anomaly mode: NaN is no error, and the graph was kept
     assert val(w.grad) == 7.0
+
+
+def test_a_hook_returning_the_wrong_thing_is_an_error_that_changes_nothing() -> None:
+    x = gradcalc.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    handle = y.register_hook(lambda g: gradcalc.tensor([1.0]))
+    with pytest.raises(RuntimeError, match="shape"):
+        y.sum().backward()
+    handle.remove()
+    node_handle = y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
+    with pytest.raises(RuntimeError, match="returned 2 gradients where it was given 1"):
+        y.sum().backward()
+    node_handle.remove()
+    assert x.grad is None
+    y.sum().backward()
+    assert val(x.grad) == [2.0, 4.0]
