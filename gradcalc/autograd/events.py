@@ -3,8 +3,11 @@ the engine takes the steps, which is PyTorch's order.
 
 A node's step is a `NodeRun`; a leaf's gradient added into its `.grad` is a `GradAccumulated` (followed by
 the `NodeRun` of the leaf's AccumulateGrad node); a gradient kept by `retain_grad` is a `GradRetained`
-(before the `NodeRun` of the node that made the tensor). Gradients are tensors (never bare arrays); a
-`.grad` "before" is a snapshot, since accumulation may write into the old `.grad` in place.
+(before the `NodeRun` of the node that made the tensor). Gradients are tensors (never bare arrays).
+A `.grad`'s "before" and "after" are snapshots (a later backward may add into a `.grad` in place); the
+gradients of a `NodeRun` are the engine's own tensors, right when the record is made: a listener that keeps
+them past its call should keep copies (one may become a leaf's `.grad`, which later backward calls update
+in place).
 """
 
 from __future__ import annotations

@@ -260,7 +260,7 @@ def walk(
                     before = _snapshot(leaf._grad) if listener is not None else None
                     _accumulate(node, g, stored, create_graph)
                     if listener is not None:
-                        listener(GradAccumulated(leaf, node, g, before, leaf._grad))
+                        listener(GradAccumulated(leaf, node, g, before, _snapshot(leaf._grad)))
                     if extras is not None:
                         for fn in list(extras.post_accumulate.values()):
                             fn(leaf)
@@ -359,7 +359,7 @@ def _retain(
     _fill_retained(node, grads[0] if node.num_outputs == 1 else grads, stored, create_graph)
     if listener is not None:
         for nr, t, before in targets:
-            listener(GradRetained(t, node, grads[nr], before, t._grad))
+            listener(GradRetained(t, node, grads[nr], before, _snapshot(t._grad)))
 
 
 def _saved_names(node: Node) -> tuple[str, ...]:

@@ -33,6 +33,9 @@ def test_records_of_a_small_backward() -> None:
     assert isinstance(acc, GradAccumulated) and acc.tensor is x
     assert acc.before._data.tolist() == [10.0, 10.0] and acc.after._data.tolist() == [12.0, 14.0]
     assert isinstance(acc_run, NodeRun) and acc_run.grad_inputs == ()
+    s2 = (x * x).sum()
+    s2.backward()  # adds into x.grad in place: the records kept their values
+    assert acc.after._data.tolist() == [12.0, 14.0] and x.grad._data.tolist() == [14.0, 18.0]
 
 
 def test_hooks_that_fired_are_in_the_record() -> None:
