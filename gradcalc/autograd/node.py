@@ -42,6 +42,7 @@ def next_seq() -> int:
     n = SEQ[0] = SEQ[0] + 1
     return n
 
+
 # PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
 ACCUMULATE_SEQ = 2**64 - 1
 
@@ -220,7 +221,7 @@ class Node:
     @property
     def saved(self) -> Any:
         """What this node saved for backward, by PyTorch's names: a read-only mapping name -> value, where a
-        tensor that backward released shows as `saved.FREED_VALUE`."""
+        tensor that backward released shows as `autograd.graph.FREED`."""
         return saved_module.saved_mapping(self)
 
     @property
@@ -314,8 +315,9 @@ class AccumulateGrad(Node):
 _anomaly_context = threading.local()
 
 
-def traceback_of_forward() -> str:
-    """Where the recording operation was called: the language sets a description of the statement."""
+def traceback_of_forward() -> Any:
+    """Where the recording operation was called: the front end's origin when one is set (its str is what
+    anomaly mode shows), else the language's description of the statement, else the Python traceback."""
     if STAMP.origin is not None:
         return STAMP.origin  # the front end's origin serves anomaly's message too (by its str)
     described = getattr(_anomaly_context, "describe", None)
