@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .engine import _check_roots, run_backward, warn_create_graph_cycle
+from .engine import _check_roots, run_backward, unused_message, warn_create_graph_cycle
 from .tensor import Tensor
 
 
@@ -98,17 +98,15 @@ def grad(
         allow_unused = materialize_grads
     roots = _check_roots(outs, grads, "grad")
     found = run_backward(
-        roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False
+        roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False,
+        allow_unused=bool(allow_unused),
     )
     assert found is not None
     result: list[Tensor | None] = []
     for k, (t, g) in enumerate(zip(ins, found, strict=True)):
         if g is None:
-            if not allow_unused:
-                raise RuntimeError(
-                    f"grad: input {k} (shape {tuple(t._data.shape)}) was not used to compute the outputs, "
-                    "so it has no gradient; pass allow_unused=true to get None for it"
-                )
+            if not allow_unused:  # reached, but no gradient arrived (the walk checks what it can before)
+                raise RuntimeError(unused_message(k, t))
             if materialize_grads:
                 import numpy as np
 

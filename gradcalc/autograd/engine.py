@@ -6,6 +6,12 @@ One walk serves `Tensor.backward`, `autograd.backward` and `autograd.grad`:
    gradients arriving at each node in a buffer; release each node's saved values as the walk passes it
    unless `retain_graph`.
 Both steps use explicit stacks: no recursion, so a chain of a million operations differentiates.
+
+Whatever can make a call fail (an unused grad() input, freed saved values, an in-place change of a saved
+tensor) is checked between the two steps, so that a failing call changes nothing. When user code can run
+during the walk (hooks, a custom Function's backward, an observer, saved-tensor unpack hooks) or anomaly
+mode is on, step 2 is the instrumented walk of ordered.py instead: PyTorch's order, hooks, observers, and an
+undo log for failures. The plain walk below runs the same nodes in another (cheaper) order.
 """
 
 from __future__ import annotations
@@ -16,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, hooks, listen, ordered, saved
 from .grad_mode import state
-from .node import FREED, AccumulateGrad, Node
+from .node import FREED, STAMP, AccumulateGrad, Node
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
 
@@ -86,6 +92,7 @@ def run_backward(
     create_graph: bool,
     inputs: Sequence[Tensor] | None = None,
     accumulate: bool = True,
+    allow_unused: bool = True,
 ) -> list[Tensor | None] | None:
     """Run the walk. With `accumulate`, add gradients into leaves' `.grad` (only into `inputs` when given);
     otherwise return the gradients that reach `inputs` (None for an input no gradient reached)."""
@@ -94,13 +101,17 @@ def run_backward(
     buffers: dict[Node, Any] = {}  # the gradients arrived at each node so far
     stored: set[int] = set()  # arrays already handed out (the roots' gradients): copy, never share
     root_nodes: list[Node] = []
+    root_edges: list[Node] = []
     for t, g in roots:
         node, nr = _edge_of(t)
+        root_edges.append(node)
         if node not in deps:
             deps[node] = 0
             root_nodes.append(node)
         _add_to_buffer(buffers, node, nr, g, False)
         stored.add(id(g._data))
+    # nodes whose saved values were freed or may have changed in place: checked before the walk starts
+    suspects = [n for n in root_nodes if n._versions is not None or n._saved is FREED]
     stack = root_nodes.copy()
     while stack:
         for child in stack.pop()._next:
@@ -110,6 +121,8 @@ def run_backward(
                 else:
                     deps[child] = 1
                     stack.append(child)
+                    if child._versions is not None or child._saved is FREED:
+                        suspects.append(child)
 
     # -- targets: where grad() reads gradients, and which nodes lead to them -------------------------
     capture: dict[Node, list[tuple[int, int]]] = {}  # target node -> (output_nr, index in inputs)
@@ -131,6 +144,16 @@ def run_backward(
         # every target is a leaf), every node is needed, and the pruning pass can be skipped.
         if not _all_leaves_wanted(capture, deps):
             needed = _leading_to(set(capture), deps, root_nodes)
+        if not allow_unused:
+            for node, places in capture.items():
+                if node not in deps:
+                    k = places[0][1]
+                    raise RuntimeError(unused_message(k, inputs[k]))
+
+    # -- checks before the walk: whatever can fail is found before anything changes ---------------------
+    for node in suspects:
+        if needed is None or node in needed:
+            node.check_saved()
 
     # -- 2. the walk --------------------------------------------------------------------------------
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
@@ -139,9 +162,28 @@ def run_backward(
     ready = root_nodes.copy() if len(root_nodes) == 1 else [node for node in root_nodes if deps[node] == 0]
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
 
+    # user code may run during the walk (a hook, a custom Function, an observer), or anomaly mode may stop
+    # it: then the instrumented walk, in PyTorch's order, which undoes what it did when it fails
+    listener = listen.current() if listen.active else None
+    instrumented = anomaly or (hooks.seen and (listener is not None or _runs_user_code(deps)))
+
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
     releasing, state.releasing = state.releasing, not retain_graph and not create_graph
     try:
+        if instrumented:
+
+            def finish() -> None:
+                if inputs is not None and not allow_unused:
+                    for k, g in enumerate(captured):
+                        if g is None:
+                            raise RuntimeError(unused_message(k, inputs[k]))
+
+            ordered.walk(
+                root_edges, deps, buffers, stored, capture, captured, wanted_leaves, needed,
+                accumulate=accumulate, retain_graph=retain_graph, create_graph=create_graph, anomaly=anomaly,
+                listener=listener, finish=finish,
+            )
+            ready = []
         while ready:
             node = ready.pop()
             nexts = node._next
@@ -154,7 +196,7 @@ def run_backward(
                         if left == 0:
                             ready.append(child)
                 continue
-            if node._retained is not None:
+            if node._extras is not None:
                 _fill_retained(node, _tensors(grads), stored, create_graph)
             if capture and node in capture:
                 for nr, k in capture[node]:
@@ -199,6 +241,30 @@ def run_backward(
     finally:
         state.grad_enabled, state.releasing = recording, releasing
     return captured if not accumulate else None
+
+
+def _runs_user_code(deps: dict[Node, int]) -> bool:
+    """Whether a node of the graph has a hook, a user-written backward or packed saved values: looked for
+    among the watched nodes (hooks.watched) or among the graph's, whichever are fewer."""
+    watched = hooks.watched
+    candidates: Any = deps if len(watched) >= len(deps) else [n for n in list(watched) if n in deps]
+    for node in candidates:
+        if node.user_code:
+            return True
+        extras = node._extras
+        if extras is not None and extras.has_hooks():
+            return True
+        if STAMP.packing and saved.is_packed(node):
+            return True
+    return False
+
+
+def unused_message(k: int, t: Tensor) -> str:
+    """The error of grad() for an input the outputs do not depend on."""
+    return (
+        f"grad: input {k} (shape {tuple(t._data.shape)}) was not used to compute the outputs, so it has no "
+        "gradient; pass allow_unused=true to get None for it"
+    )
 
 
 def _all_leaves_wanted(capture: dict[Node, Any], deps: dict[Node, int]) -> bool:
@@ -281,7 +347,8 @@ def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
     for i, g in enumerate(outs):
         d = g._data if type(g) is Tensor else g
         if g is not None and np.asarray(d).dtype.kind == "f" and np.isnan(d).any():
-            where = f"\n{node._trace}" if node._trace else ""
+            trace = getattr(node, "_trace", None)  # unset on nodes made before any stamp was asked for
+            where = f"\n{trace}" if trace is not None else ""
             raise RuntimeError(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
                 f"this node was:{where}"
@@ -295,7 +362,7 @@ def _owned(g: Tensor, stored: set[int]) -> bool:
 
 
 def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph: bool) -> None:
-    leaf = node.variable()
+    leaf = node._leaf()
     if leaf is None:
         return
     if type(g) is not Tensor:
@@ -318,7 +385,7 @@ def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph:
 
 
 def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool) -> None:
-    for nr, ref in list(node._retained.items()):  # type: ignore[union-attr]
+    for nr, ref in list(node._extras.retained.items()):
         t = ref()
         if t is None:
             continue

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .grad_mode import state
+from .hooks import watch
 from .node import Node
 from .tensor import Tensor, version_of
 
@@ -86,9 +87,11 @@ class BackwardCFunction(FunctionCtx, Node):
     """
 
     _forward_cls: type[Function]
+    user_code = True  # its backward is the user's: a failure mid-walk must be undone (engine)
 
     def __init__(self) -> None:
         Node.__init__(self)
+        watch(self)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:  # type: ignore[override]

@@ -209,6 +209,7 @@ class detect_anomaly(_DecoratorContextManager):
         self._prev.append((state.anomaly, state.check_nan))
         global anomaly_seen
         anomaly_seen = True
+        _stamp_nodes()
         state.anomaly, state.check_nan = True, self.check_nan
 
     def __exit__(self, *exc: object) -> None:
@@ -220,12 +221,21 @@ class detect_anomaly(_DecoratorContextManager):
             return detect_anomaly(self.check_nan)
 
 
+def _stamp_nodes() -> None:
+    """From now on, nodes keep where they were made (node.STAMP)."""
+    from .node import STAMP
+
+    STAMP.on = True
+
+
 class set_detect_anomaly:
     """Turn anomaly detection on or off: at once when called, restored on exit of a `with` block."""
 
     def __init__(self, mode: bool, check_nan: bool = True) -> None:
         global anomaly_seen
         anomaly_seen = anomaly_seen or bool(mode)
+        if mode:
+            _stamp_nodes()
         self.prev = (state.anomaly, state.check_nan)
         state.anomaly, state.check_nan = bool(mode), bool(check_nan)
 

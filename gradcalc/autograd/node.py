@@ -16,6 +16,8 @@ import traceback
 import weakref
 from typing import TYPE_CHECKING, Any
 
+from . import hooks
+from . import saved as saved_module
 from .grad_mode import state
 
 if TYPE_CHECKING:
@@ -28,6 +30,51 @@ class _Freed(tuple):
 FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
 NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
 
+# Every node takes the next number when made (PyTorch's sequence_nr): the instrumented walk runs, among the
+# nodes ready, the most recently made first, as PyTorch's does. Every creation site numbers its node: the
+# hot ones inline `node._seq = SEQ[0] = SEQ[0] + 1` (half the cost of calling a counter), others call
+# `next_seq()`. Not atomic across threads: numbers need only grow within a thread (PyTorch's are per thread).
+SEQ = [0]
+
+
+def next_seq() -> int:
+    """The next creation number."""
+    n = SEQ[0] = SEQ[0] + 1
+    return n
+
+
+# PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
+ACCUMULATE_SEQ = 2**64 - 1
+
+
+class _Stamp:
+    """What nodes are stamped with at creation beyond their formula, all rare: the front end's `origin` (the
+    language's statement, `Node.origin`), anomaly mode's traceback, saved-tensor hooks' packing. `on`
+    becomes True once any of them was used: until then the hot creation paths do nothing more (an unset
+    `_trace` slot reads as None), after it they call `stamp(node)` once the node has saved its values.
+    A module-level holder rather than a thread-local: one attribute load per recorded operation."""
+
+    __slots__ = ("origin", "on", "packing")
+
+    def __init__(self) -> None:
+        self.origin: Any = None
+        self.on = False
+        self.packing = False  # saved_tensors_hooks were used (saved.py keeps the thread's active pair)
+
+    def stamp(self, node: Node) -> None:
+        """Give a node just made its origin (or anomaly traceback), and pack what it saved."""
+        node._trace = traceback_of_forward() if state.anomaly else self.origin
+        if self.packing and node._saved:
+            saved_module.pack_saved(node)
+
+
+STAMP = _Stamp()
+Tensor_: type = object  # the Tensor class, set by tensor.py (which imports this module)
+
+
+class AnomalyTrace(str):
+    """The forward traceback anomaly mode keeps on a node when no front end set an origin."""
+
 
 class Node:
     """One operation's backward: `apply(grad)` returns one gradient (or None) per input."""
@@ -35,18 +82,27 @@ class Node:
     # `_next` holds, per input, the node its gradient goes to (or None); `_nrs` the output numbers on those
     # nodes, or None when all are 0. Two flat fields rather than PyTorch's tuple of pairs: fewer objects per
     # recorded operation for the cyclic garbage collector to walk. `next_functions` shows PyTorch's form.
-    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_retained", "_trace", "__weakref__")
+    # `_extras` is None unless a hook or retain_grad was registered on the node (hooks.Extras): the walk
+    # checks it once per node. `_trace` is the front end's origin (or, under anomaly mode without one, the
+    # forward traceback); `_seq` the creation number.
+    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_extras", "_trace", "_seq", "__weakref__")
     num_outputs = 1
     # A node whose `apply` is written with Python operators and `ops.dual` functions only can run on bare
     # NumPy arrays when backward records nothing (no create_graph): no Tensor per intermediate gradient.
     raw_ok = False
+    # Whether backward runs user code (a custom Function's): the engine keeps an undo log for such graphs.
+    user_code = False
+    # PyTorch's names of what this node saved (`_saved_self`...), in PyTorch's pack order: see saved.py
+    saved_names: dict[str, Any] = {}
 
     def __init__(self) -> None:
         self._next: tuple[Node | None, ...] = ()
         self._nrs: tuple[int, ...] | None = None
         self._saved: tuple | None = None
-        self._retained: dict[int, weakref.ref] | None = None
-        self._trace: str | None = traceback_of_forward() if state.anomaly else None
+        self._versions: list | None = None
+        self._extras: Any = None
+        self._trace: Any = traceback_of_forward() if state.anomaly else STAMP.origin
+        self._seq = next_seq()
 
     @property
     def next_functions(self) -> tuple[tuple[Node | None, int], ...]:
@@ -64,6 +120,16 @@ class Node:
     def name(cls) -> str:
         """PyTorch's class name for this node, e.g. `MulBackward0`."""
         return cls.__name__
+
+    def _sequence_nr(self) -> int:
+        """The creation number (PyTorch's `sequence_nr`): among ready nodes, backward runs the largest first."""
+        return self._seq
+
+    @property
+    def origin(self) -> Any:
+        """What the front end was running when this node was made (see `set_origin`); None from plain Python."""
+        trace = getattr(self, "_trace", None)
+        return None if type(trace) is AnomalyTrace else trace
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -89,6 +155,24 @@ class Node:
         self._saved = tensors
         # None when no saved tensor has a version counter yet (the common case): one object less per node
         self._versions = versions if any(v is not None for v in versions) else None
+        if STAMP.packing:
+            saved_module.pack_saved(self)
+
+    def check_saved(self) -> None:
+        """Raise the error `unpack_saved` would, without unpacking: the engine checks every node it will run
+        before the walk starts, so that a failing backward changes nothing."""
+        saved = self._saved
+        if saved is FREED:
+            raise RuntimeError(freed_message(self))
+        versions = self._versions
+        if versions is None or not saved:
+            return
+        for i, t in enumerate(saved):
+            if t is not None:
+                counter = t._vc
+                v = versions[i] or 0
+                if (0 if counter is None else counter.value) != v:
+                    raise RuntimeError(version_mismatch(t, self, i, v))
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -99,10 +183,7 @@ class Node:
         """The saved values, checked; as NumPy arrays when `raw` (a backward that records nothing)."""
         saved = self._saved
         if saved is FREED:
-            raise RuntimeError(
-                f"trying to backward through the graph a second time: the values {self.name()} saved were "
-                "freed by the first backward or grad(); pass retain_graph to the first one to keep them"
-            )
+            raise RuntimeError(freed_message(self))
         if saved is None:
             return ()
         if saved is NOTHING:
@@ -122,15 +203,53 @@ class Node:
                 # a 0-d array as a NumPy scalar: arithmetic on scalars costs a tenth of that on 0-d arrays
                 d = t._data
                 out.append(d if d.ndim else d[()])
-            else:
-                out.append(t.unpack(self) if type(t) is SavedOutput else t)
+            else:  # a saved output, or a value packed by saved_tensors_hooks: unpacked as a tensor
+                out.append(t if type(t) is Tensor_ else t.unpack(self))
         if raw and state.releasing:
             self._saved = FREED
         return tuple(out)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        # `_saved_<name>` / `_raw_saved_<name>` as properties of the class (saved.py). Not a `__getattr__`:
+        # a class with one loses CPython's specialised attribute loads, on every field, in every walk.
+        super().__init_subclass__(**kwargs)
+        saved_module.declare(cls)
+
+    def __dir__(self) -> list[str]:
+        return saved_module.visible(self, list(super().__dir__()))
+
+    @property
+    def saved(self) -> Any:
+        """What this node saved for backward, by PyTorch's names: a read-only mapping name -> value, where a
+        tensor that backward released shows as `autograd.graph.FREED`."""
+        return saved_module.saved_mapping(self)
+
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict of the user's, kept with the node (PyTorch's `Node.metadata`)."""
+        extras = hooks.extras_of(self)
+        if extras.metadata is None:
+            extras.metadata = {}
+        return extras.metadata
+
+    def register_hook(self, fn: Any) -> hooks.RemovableHandle:
+        """Run `fn(grad_inputs, grad_outputs)` after this node computed its gradients during backward; a
+        tuple it returns replaces grad_inputs. Returns a handle whose `.remove()` takes the hook away."""
+        return hooks.register_node_hook(self, fn)
+
+    def register_prehook(self, fn: Any) -> hooks.RemovableHandle:
+        """Run `fn(grad_outputs)` before this node computes during backward; a tuple it returns replaces
+        grad_outputs. Returns a handle whose `.remove()` takes the hook away."""
+        return hooks.register_node_prehook(self, fn)
+
+
+def freed_message(node: Node) -> str:
+    """The error for reading values a node saved after a backward freed them."""
+    return (
+        f"trying to backward through the graph a second time (or to read saved values after they were "
+        f"freed): the values {node.name()} saved were freed by the first backward or grad(); pass "
+        "retain_graph=true to the first one to keep them"
+    )
 
 
 def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
@@ -174,14 +293,20 @@ class SavedOutput:
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into `leaf.grad`."""
 
-    __slots__ = ("variable", "lock")
+    __slots__ = ("_leaf", "lock")
 
     def __init__(self, leaf: Tensor) -> None:
         Node.__init__(self)
         self._next, self._nrs = (), None
+        self._seq = ACCUMULATE_SEQ
         # weak: the leaf owns this node (leaf._accumulator), and the reverse would be a cycle
-        self.variable = weakref.ref(leaf)
+        self._leaf = weakref.ref(leaf)
         self.lock = threading.Lock()
+
+    @property
+    def variable(self) -> Tensor | None:
+        """The leaf this node accumulates into (None once it died), as PyTorch's `AccumulateGrad.variable`."""
+        return self._leaf()
 
     def apply(self, grad: Tensor) -> tuple:
         return ()
@@ -190,14 +315,25 @@ class AccumulateGrad(Node):
 _anomaly_context = threading.local()
 
 
-def traceback_of_forward() -> str:
-    """Where the recording operation was called: the language sets a description of the statement."""
+def traceback_of_forward() -> Any:
+    """Where the recording operation was called: the front end's origin when one is set (its str is what
+    anomaly mode shows), else the language's description of the statement, else the Python traceback."""
+    if STAMP.origin is not None:
+        return STAMP.origin  # the front end's origin serves anomaly's message too (by its str)
     described = getattr(_anomaly_context, "describe", None)
     if described is not None:
-        return described()
+        return AnomalyTrace(described())
     # the user's frames only: however deep inside the engine the node was made
     frames = [f for f in traceback.extract_stack() if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
-    return "".join(traceback.format_list(frames[-4:]))
+    return AnomalyTrace("".join(traceback.format_list(frames[-4:])))
+
+
+def set_origin(origin: Any) -> Any:
+    """Stamp every node made from now on with `origin` (None: stop); returns the previous origin, so that
+    a front end can restore it. See `autograd.graph.origin` for the context-manager form."""
+    previous, STAMP.origin = STAMP.origin, origin
+    STAMP.on = True
+    return previous
 
 
 def set_anomaly_context(describe: Any) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import grad_mode
+from . import node as _node_module
 from .grad_mode import state
 from .node import AccumulateGrad, Node
 
@@ -171,10 +172,22 @@ class Tensor:
         if self.grad_fn is None or self._retains_grad:
             return
         self._retains_grad = True
-        node = self.grad_fn
-        if node._retained is None:
-            node._retained = {}
-        node._retained[self._output_nr] = _weak(self)
+        from .hooks import retain
+
+        retain(self.grad_fn, self._output_nr, self)
+
+    def register_hook(self, hook: Any) -> Any:
+        """Run `hook(grad)` each time the gradient of this tensor is computed; a tensor it returns is used
+        instead of the gradient. Returns a handle whose `.remove()` takes the hook away."""
+        from .hooks import register_tensor_hook
+
+        return register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
+        """On a leaf: run `hook(tensor)` after backward added into its `.grad`. Returns a removable handle."""
+        from .hooks import register_post_accumulate_grad_hook
+
+        return register_post_accumulate_grad_hook(self, hook)
 
     @property
     def grad(self) -> Tensor | None:
@@ -317,6 +330,9 @@ class Tensor:
         return repr(self)
 
 
+_node_module.Tensor_ = Tensor  # node.py tells tensors from saved outputs without importing this module
+
+
 class DType:
     """A dtype that prints as PyTorch's (`torch.float64`) and compares equal to NumPy's."""
 
@@ -369,8 +385,3 @@ def _is_floatlike(data: Any) -> bool:
         return flat.dtype.kind not in "iub"
     return True
 
-
-def _weak(t: Tensor) -> Any:
-    import weakref
-
-    return weakref.ref(t)

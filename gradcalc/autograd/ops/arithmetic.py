@@ -10,9 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import grad_mode
+from .. import saved as SV
 from ..grad_mode import state
-from ..node import NOTHING, Node, SavedOutput, traceback_of_forward
+from ..node import NOTHING, SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, temporary_operand, times
 from ..tensor import Tensor
 from .core import binary_operands, needs, record, result
@@ -88,8 +88,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     else:
         node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
         node._nrs = (0, b._output_nr) if b._output_nr else None
-    node._retained = None
-    node._trace = traceback_of_forward() if grad_mode.anomaly_seen and state.anomaly else None
+    node._extras = None
+    node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
     # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
     if type(b) is float or type(b) is int:
         node.shapes = None
@@ -106,6 +106,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
             if t is not None and (t._vc is not None or t._inference):
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
                 break
+    if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
+        STAMP.stamp(node)
     return Tensor._make(data, True, node)
 
 
@@ -114,6 +116,7 @@ class AddBackward0(_Binary):
     """a + b, or `add(a, b, alpha=k)`: a + k*b, with k in `other`."""
 
     __slots__ = ()
+    saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
         first, second = self._next
@@ -187,6 +190,7 @@ class SubBackward0(_Binary):
     """a - b, or `sub(a, b, alpha=k)`: a - k*b, with k in `other`."""
 
     __slots__ = ()
+    saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
         gb = None
@@ -222,6 +226,7 @@ def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha:
 
 class RsubBackward1(_Binary):
     __slots__ = ()
+    saved_names = {"alpha": SV.const(1)}
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -237,6 +242,7 @@ def rsub(a: Tensor, b: Any) -> Tensor:
 # -- mul, div ---------------------------------------------------------------------------------------
 class MulBackward0(_Binary):
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         first, second = self._next
@@ -291,6 +297,7 @@ def mul_scalar(a: Any, s: float) -> Any:
 
 class DivBackward0(_Binary):
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
@@ -329,6 +336,7 @@ class PowBackward0(_Binary):
     """x ** number."""
 
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "exponent": SV.field("other")}
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -345,6 +353,7 @@ class PowBackward1(_Binary):
     """tensor ** tensor."""
 
     __slots__ = ()
+    saved_names = {"exponent": SV.tensor(1), "self": SV.tensor(0)}
 
     raw_ok = False  # uses where/log on tensors
 
@@ -363,6 +372,7 @@ class PowBackward2(_Binary):
     """number ** tensor: one edge, the exponent's."""
 
     __slots__ = ()
+    saved_names = {"self": SV.field("other"), "result": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         (out,) = self.unpack_saved(type(g) is not Tensor)
@@ -427,6 +437,7 @@ class RemainderBackward0(_Binary):
 
 class RemainderBackward1(_Binary):
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = False
 
     def apply(self, g: Tensor) -> tuple:

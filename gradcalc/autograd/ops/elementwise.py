@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..grad_mode import state
-from ..node import Node, SavedOutput, traceback_of_forward
+from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, temporary_argument, times
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -141,7 +142,9 @@ class UnaryNode(Node):
 def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Any) -> Callable:
     formula = {"factor": staticmethod(backward.factor)} if isinstance(backward, Times) else {
         "backward_formula": staticmethod(backward)}
-    cls = type(node_name, (UnaryNode,), {"__slots__": (), **formula})
+    names = {"self": SV.tensor(0)} if "x" in saves else {}
+    names.update({"result": SV.tensor(1)} if "y" in saves else {})
+    cls = type(node_name, (UnaryNode,), {"__slots__": (), "saved_names": names, **formula})
     save_x, save_y = "x" in saves, "y" in saves
 
     # the result may overwrite a dying input only when backward does not need the input (and NumPy
@@ -165,8 +168,8 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
         node = _new(cls)
         node._next = (x.grad_fn or x._accumulate_node(),)
         node._nrs = (x._output_nr,) if x._output_nr else None
-        node._retained = None
-        node._trace = traceback_of_forward() if state.anomaly else None
+        node._extras = None
+        node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
         node._versions = None
         out = Tensor._make(data, True, node)
         if save_y:
@@ -178,6 +181,8 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
                 node._saved = (x, None)
         else:
             node._saved = None
+        if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
+            STAMP.stamp(node)
         return out
 
     op.__name__ = op.__qualname__ = name
@@ -320,6 +325,7 @@ class ClampBackward1(Node):
     """clamp with number bounds: the gradient passes where min <= x <= max (bounds included)."""
 
     __slots__ = ("lo", "hi")
+    saved_names = {"max": SV.field("hi"), "min": SV.field("lo"), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -329,10 +335,12 @@ class ClampBackward1(Node):
 
 class ClampMinBackward0(ClampBackward1):
     __slots__ = ()
+    saved_names = {"min": SV.field("lo"), "self": SV.tensor(0)}
 
 
 class ClampMaxBackward0(ClampBackward1):
     __slots__ = ()
+    saved_names = {"max": SV.field("hi"), "self": SV.tensor(0)}
 
 
 def _data(v: Any) -> Any:
@@ -353,6 +361,7 @@ class ClampBackward0(Node):
     """clamp with tensor bounds: gradients to x and to each bound, as PyTorch's clamp_backward_min_max."""
 
     __slots__ = ("shapes",)
+    saved_names = {"max": SV.tensor(2), "min": SV.tensor(1), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         x, lo, hi = self.saved_tensors
@@ -455,6 +464,7 @@ class MaximumBackward0(A._Binary):
     """Where the two are equal each gets half the gradient; nan passes the gradient to both."""
 
     __slots__ = ()
+    saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
     keep = np.less  # the input masked out where keep(self, other): the smaller one, for maximum
 
@@ -498,6 +508,7 @@ class WhereBackward0(Node):
     """Edges to the two branches; the condition is saved (version-checked, freed), as PyTorch's."""
 
     __slots__ = ("shapes",)
+    saved_names = {"condition": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

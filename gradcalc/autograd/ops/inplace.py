@@ -13,13 +13,13 @@ place outside `no_grad`, like the leaf itself.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..grad_mode import state
+from ..hooks import move_retained
 from ..node import Node
 from ..tensor import Tensor, version_of
 from . import arithmetic as A
@@ -104,13 +104,7 @@ def set_grad_fn(t: Tensor, node: Node, nr: int) -> None:
     old, old_nr = t.grad_fn, t._output_nr
     t.grad_fn, t._output_nr, t._requires_grad = node, nr, True
     if t._retains_grad:
-        if old is not None and old._retained is not None:
-            ref = old._retained.get(old_nr)
-            if ref is not None and ref() is t:
-                del old._retained[old_nr]
-        if node._retained is None:
-            node._retained = {}
-        node._retained[nr] = weakref.ref(t)
+        move_retained(old, old_nr, node, nr, t)
 
 
 def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, counter: Any) -> None:

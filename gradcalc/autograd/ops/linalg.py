@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -55,6 +56,7 @@ def _operands(a: Any, b: Any, what: str) -> None:
 # -- dot -----------------------------------------------------------------------------------------------------
 class DotBackward0(Node):
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "tensor": SV.tensor(1)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -78,6 +80,7 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
 # -- mv ------------------------------------------------------------------------------------------------------
 class MvBackward0(Node):
     __slots__ = ()
+    saved_names = {"self": SV.tensor(0), "vec": SV.tensor(1)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -107,6 +110,7 @@ def mv(m: Tensor, v: Tensor) -> Tensor:
 # -- mm ------------------------------------------------------------------------------------------------------
 class MmBackward0(Node):
     __slots__ = ("column_major",)
+    saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -151,6 +155,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 # -- bmm -----------------------------------------------------------------------------------------------------
 class BmmBackward0(Node):
     __slots__ = ()
+    saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

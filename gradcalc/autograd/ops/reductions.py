@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from . import arithmetic as A
@@ -133,6 +134,7 @@ def _back_to(g: Any, dtype: np.dtype | None) -> Any:
 # -- sum, mean -------------------------------------------------------------------------------------------
 class SumBackward0(Node):
     __slots__ = ("in_shape", "in_dtype")
+    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -141,6 +143,9 @@ class SumBackward0(Node):
 
 class SumBackward1(Node):
     __slots__ = ("in_shape", "dims", "keepdim", "in_dtype")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "self_sym_sizes": SV.field("in_shape", tuple),
+    }
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -168,6 +173,7 @@ def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = No
 
 class MeanBackward0(Node):
     __slots__ = ("in_shape", "count", "in_dtype")
+    saved_names = {"self_sym_numel": SV.field("in_shape", SV.numel), "self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -176,6 +182,10 @@ class MeanBackward0(Node):
 
 class MeanBackward1(Node):
     __slots__ = ("in_shape", "dims", "keepdim", "count", "in_dtype")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"),
+        "self_sym_numel": SV.field("in_shape", SV.numel), "self_sym_sizes": SV.field("in_shape", tuple),
+    }
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -278,10 +288,14 @@ class _ProdNode(Node):
 
 class ProdBackward0(_ProdNode):
     __slots__ = ()
+    saved_names = {"result": SV.tensor(1), "self": SV.tensor(0)}
 
 
 class ProdBackward1(_ProdNode):
     __slots__ = ()
+    saved_names = {
+        "dim": SV.field("dim"), "keepdim": SV.field("keepdim"), "result": SV.tensor(1), "self": SV.tensor(0),
+    }
 
 
 def prod(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -307,6 +321,7 @@ class MaxBackward1(Node):
     the nans when the result is nan), as PyTorch's evenly_distribute_backward."""
 
     __slots__ = ("value",)
+    saved_names = {"result": SV.array("value"), "self": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -324,6 +339,10 @@ class MaxBackward0(Node):
     """max/min along a dim: the gradient goes to the element at the returned index."""
 
     __slots__ = ("indices", "in_shape", "dim", "keepdim")
+    saved_names = {
+        "dim": SV.field("dim"), "indices": SV.array("indices"), "keepdim": SV.field("keepdim"),
+        "self_sym_sizes": SV.field("in_shape", tuple),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -438,6 +457,10 @@ class AmaxBackward0(Node):
     """The gradient split evenly among the elements equal to the result, in each reduced slice."""
 
     __slots__ = ("value", "dims", "keepdim")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "result": SV.array("value"),
+        "self": SV.tensor(0),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -481,6 +504,9 @@ def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
 # -- logsumexp, softmax, log_softmax -----------------------------------------------------------------------
 class LogsumexpBackward0(Node):
     __slots__ = ("dims", "keepdim")
+    saved_names = {
+        "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "result": SV.tensor(1), "self": SV.tensor(0),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -522,6 +548,7 @@ def _sum_keep(t: Any, dim: int) -> Any:
 
 class SoftmaxBackward0(Node):
     __slots__ = ("dim",)
+    saved_names = {"dim": SV.field("dim"), "result": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -531,6 +558,7 @@ class SoftmaxBackward0(Node):
 
 class LogSoftmaxBackward0(Node):
     __slots__ = ("dim",)
+    saved_names = {"dim": SV.field("dim"), "result": SV.tensor(0)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -626,6 +654,10 @@ class LinalgVectorNormBackward0(Node):
     """PyTorch's norm_backward, per p (0 at the zero vector for p > 1, as its masked_fill gives)."""
 
     __slots__ = ("p", "dims", "keepdim", "in_dtype")
+    saved_names = {
+        "dim": SV.field("dims", SV.maybe_tuple), "keepdim": SV.field("keepdim"), "ord": SV.field("p"),
+        "result": SV.tensor(1), "self": SV.tensor(0),
+    }
 
     def apply(self, g: Tensor) -> tuple:
         grad = self._grad(g)
@@ -700,6 +732,10 @@ class VarBackward0(Node):
     """PyTorch's var_backward: 2 / (n - correction) * grad * (x - mean)."""
 
     __slots__ = ("dims", "correction", "keepdim")
+    saved_names = {
+        "correction": SV.correction, "dim": SV.field("dims", SV.maybe_tuple), "keepdim": SV.field("keepdim"),
+        "self": SV.tensor(0),
+    }
 
     def apply(self, g: Tensor) -> tuple:
         x, _ = self.saved_tensors
@@ -710,6 +746,10 @@ class StdBackward0(VarBackward0):
     """var's backward of grad / (2 std), that taken as 0 where std is 0."""
 
     __slots__ = ()
+    saved_names = {
+        "correction": SV.correction, "dim": SV.field("dims", SV.maybe_tuple), "keepdim": SV.field("keepdim"),
+        "result": SV.tensor(1), "self": SV.tensor(0),
+    }
 
     def apply(self, g: Tensor) -> tuple:
         x, out = self.saved_tensors

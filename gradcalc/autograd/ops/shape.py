@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor, Version
 from .core import record, register_view, result, result_dtype
@@ -65,6 +66,7 @@ def _prod(shape: Sequence[int]) -> int:
 # -- reshape and view ------------------------------------------------------------------------------------
 class ViewBackward0(Node):
     __slots__ = ("in_shape",)
+    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -184,12 +186,14 @@ class SqueezeBackward0(_SqueezeNode):
     """squeeze() of all size-1 dims."""
 
     __slots__ = ()
+    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
 
 
 class SqueezeBackward1(_SqueezeNode):
     """squeeze(dim)."""
 
     __slots__ = ()
+    saved_names = {"dim": SV.field("removed", lambda r: r[0]), "self_sym_sizes": SV.field("in_shape", tuple)}
 
 
 class SqueezeBackward2(_SqueezeNode):
@@ -223,6 +227,7 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
 
 class UnsqueezeBackward0(Node):
     __slots__ = ("dim",)
+    saved_names = {"dim": SV.field("dim")}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -241,6 +246,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 # -- expand ------------------------------------------------------------------------------------------------
 class ExpandBackward0(Node):
     __slots__ = ("in_shape",)
+    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -282,6 +288,7 @@ def expand_as(x: Tensor, other: Tensor) -> Tensor:
 # -- transposes ----------------------------------------------------------------------------------------------
 class TransposeBackward0(Node):
     __slots__ = ("dims",)
+    saved_names = {"dim0": SV.field("dims", lambda d: d[0]), "dim1": SV.field("dims", lambda d: d[1])}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -319,6 +326,7 @@ def t(x: Tensor) -> Tensor:
 
 class PermuteBackward0(Node):
     __slots__ = ("dims",)
+    saved_names = {"dims": SV.field("dims", tuple)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -372,6 +380,7 @@ def H(x: Tensor) -> Tensor:
 # -- select, slice, alias: the views indexing is made of ----------------------------------------------------
 class SelectBackward0(Node):
     __slots__ = ("in_shape", "dim", "index")
+    saved_names = {"dim": SV.field("dim"), "index": SV.field("index"), "self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -418,6 +427,11 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
 
 class SliceBackward0(Node):
     __slots__ = ("in_shape", "dim", "bounds")
+    saved_names = {
+        "dim": SV.field("dim"), "end": SV.field("bounds", lambda b: b[1]),
+        "self_sym_sizes": SV.field("in_shape", tuple), "start": SV.field("bounds", lambda b: b[0]),
+        "step": SV.field("bounds", lambda b: b[2]),
+    }
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -506,6 +520,7 @@ def _legacy_empty(t: Tensor) -> bool:
 
 class CatBackward0(Node):
     __slots__ = ("dim", "sizes", "shapes")
+    saved_names = {"dim": SV.field("dim")}
 
     def apply(self, g: Tensor) -> tuple:
         out, offset = [], 0
@@ -551,6 +566,7 @@ def cat(tensors: Any, dim: int = 0) -> Tensor:
 
 class StackBackward0(Node):
     __slots__ = ("dim",)
+    saved_names = {"dim": SV.field("dim")}
 
     def apply(self, g: Tensor) -> tuple:
         return tuple(select(g, self.dim, i) if nxt is not None else None for i, nxt in enumerate(self._next))
@@ -605,6 +621,10 @@ class _SplitNode(_MultiOutput):
 
 class SplitBackward0(_SplitNode):
     __slots__ = ()
+    saved_names = {
+        "dim": SV.field("dim"), "self_sym_sizes": SV.field("in_shape", tuple),
+        "split_size": SV.field("sizes", lambda s: s[0]),
+    }
 
 
 class SplitWithSizesBackward0(_SplitNode):
@@ -613,6 +633,7 @@ class SplitWithSizesBackward0(_SplitNode):
 
 class UnbindBackward0(_MultiOutput):
     __slots__ = ()
+    saved_names = {"dim": SV.field("dim")}
 
     def zeros_for(self, i: int, like: Tensor) -> Tensor:
         return Tensor._make(np.zeros_like(like._data), False, None)

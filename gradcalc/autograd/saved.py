@@ -1,0 +1,310 @@
+"""Saved values by PyTorch's names: `grad_fn._saved_self`, `_saved_other`, `_saved_result`, `_saved_exponent`...
+
+Each node class declares what it saved in one class attribute, `saved_names`: PyTorch's name (without the
+`_saved_` prefix) -> how to read it, in PyTorch's pack order (the order `saved_tensors_hooks` sees):
+- `tensor(i)`: the tensor at position i of the node's `_saved` tuple (None when nothing was saved there);
+  `tensor(i, number="other")` falls back to the node's number attribute, as a tensor (PyTorch wraps a
+  Python number operand: `(x * 2.0).grad_fn._saved_other` is `tensor(2.)`);
+- `field("attr")`: a value that is not a tensor (an exponent, dims, sizes): never freed;
+- `const(v)`: a value PyTorch keeps that gradcalc's formula never needs (an alpha of 1).
+`declare` (run for every node class as it is made) turns them into properties `_saved_<name>`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .hooks import watch
+
+if TYPE_CHECKING:
+    from .node import Node
+
+
+class Spec:
+    """How to read one saved value of a node (see the module docstring)."""
+
+    __slots__ = ("read", "is_tensor", "index")
+
+    def __init__(self, read: Callable[[Node], Any], is_tensor: bool, index: int | None = None) -> None:
+        self.read = read
+        self.is_tensor = is_tensor
+        self.index = index  # the position in the node's `_saved` of a saved tensor
+
+
+def tensor(i: int, number: str | None = None) -> Spec:
+    """The tensor saved at position `i` (or the number attribute `number`, as a tensor)."""
+
+    def read(node: Node) -> Any:
+        saved = node._saved
+        if saved and i < len(saved) and saved[i] is not None:
+            return node.unpack_saved(False)[i]
+        if number is not None:
+            value = getattr(node, number, None)
+            if value is not None:
+                from .tensor import Tensor
+
+                return Tensor._make(np.asarray(value, dtype=np.float64 if type(value) is float else None),
+                                    False, None)
+        return None
+
+    return Spec(read, True, i)
+
+
+def array(attr: str) -> Spec:
+    """An array the node keeps in its attribute `attr` (not in `_saved`), shown as a tensor."""
+
+    def read(node: Node) -> Any:
+        from .tensor import Tensor
+
+        return Tensor._make(np.asarray(getattr(node, attr)), False, None)
+
+    return Spec(read, True)
+
+
+def field(attr: str, convert: Callable[[Any], Any] | None = None) -> Spec:
+    """A value that is not a tensor, read from the node's attribute `attr`."""
+
+    def read(node: Node) -> Any:
+        value = getattr(node, attr)
+        return convert(value) if convert is not None else value
+
+    return Spec(read, False)
+
+
+def _correction(node: Node) -> Any:
+    # PyTorch's var()/std() without dim (its `unbiased` overload) keeps None for the default correction
+    corr = node.correction
+    if node.dims is None and corr == 1:
+        return None
+    return int(corr) if float(corr).is_integer() else corr
+
+
+correction = Spec(_correction, False)
+"""var's and std's `correction`, as PyTorch shows it."""
+
+
+def maybe_tuple(value: Any) -> tuple | None:
+    """dims as PyTorch shows them: None for "all dims", else a tuple."""
+    return None if value is None else tuple(value)
+
+
+def const(value: Any) -> Spec:
+    """A value PyTorch saves that is the same for every node of the class."""
+    return Spec(lambda node: value, False)
+
+
+def numel(shape: tuple[int, ...]) -> int:
+    """The number of elements of a shape."""
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+class _FreedValue:
+    """What `Node.saved` shows for a tensor that backward freed."""
+
+    def __repr__(self) -> str:
+        return "<freed>"
+
+
+FREED_VALUE = _FreedValue()
+
+
+class SavedTensor:
+    """`grad_fn._raw_saved_<name>`: a handle on one saved tensor (PyTorch's `torch._C._autograd.SavedTensor`)."""
+
+    __slots__ = ("node", "name")
+
+    def __init__(self, node: Node, name: str) -> None:
+        self.node, self.name = node, name
+
+    def register_hooks(self, pack_hook: Any, unpack_hook: Any) -> None:
+        raise NotImplementedError(
+            "register_hooks on one saved tensor is not supported by gradcalc; use "
+            "autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook) around the forward instead"
+        )
+
+    def __repr__(self) -> str:
+        return f"<SavedTensor {self.name} of {self.node.name()}>"
+
+
+def declare(cls: type) -> None:
+    """Give a node class one property per name of its `saved_names`: `_saved_<name>`, and `_raw_saved_<name>`
+    for a tensor. Reading a tensor backward freed is PyTorch's error. Names a parent class declared that
+    this class does not are hidden (an AttributeError, and left out of `dir`)."""
+    own = cls.__dict__.get("saved_names")
+    if own is None:
+        return
+    for name, spec in own.items():
+        setattr(cls, f"_saved_{name}", property(_reader(name, spec), doc=f"The saved value `{name}`."))
+        if spec.is_tensor:
+            setattr(cls, f"_raw_saved_{name}", property(lambda node, name=name: SavedTensor(node, name)))
+    for base in cls.__mro__[1:]:
+        for name in getattr(base, "saved_names", {}):
+            if name not in own:
+                setattr(cls, f"_saved_{name}", property(_absent(f"_saved_{name}")))
+                setattr(cls, f"_raw_saved_{name}", property(_absent(f"_raw_saved_{name}")))
+
+
+def _absent(attr: str) -> Callable[[Node], Any]:
+    def read(node: Node) -> Any:
+        raise AttributeError(f"'{node.name()}' object has no attribute '{attr}'")
+
+    return read
+
+
+def visible(node: Node, names: list[str]) -> list[str]:
+    """`dir(node)` without the saved names of parent classes that the node's class does not keep."""
+    own = type(node).saved_names
+    keep = {f"_saved_{n}" for n in own} | {f"_raw_saved_{n}" for n, s in own.items() if s.is_tensor}
+    return [n for n in names if not (n.startswith(("_saved_", "_raw_saved_")) and n not in keep)]
+
+
+def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
+    def read(node: Node) -> Any:
+        if spec.is_tensor and node._saved is _freed():
+            from .node import freed_message
+
+            raise RuntimeError(freed_message(node))
+        return spec.read(node)
+
+    read.__name__ = f"_saved_{name}"
+    return read
+
+
+def saved_mapping(node: Node) -> Mapping[str, Any]:
+    """`Node.saved`: name -> value, or FREED_VALUE for a tensor backward released."""
+    freed = node._saved is _freed()
+    out = {}
+    for name, spec in type(node).saved_names.items():
+        out[name] = FREED_VALUE if freed and spec.is_tensor else spec.read(node)
+    return MappingProxyType(out)
+
+
+def _freed() -> Any:
+    from .node import FREED
+
+    return FREED
+
+
+# -- saved_tensors_hooks -------------------------------------------------------------------------------------
+_hooks = threading.local()  # the thread's stack of (pack_hook, unpack_hook) pairs
+
+
+def active_pair() -> tuple[Callable, Callable, bool] | None:
+    """The innermost (pack_hook, unpack_hook) of this thread, or None."""
+    stack = getattr(_hooks, "stack", None)
+    return stack[-1] if stack else None
+
+
+def push_pair(pack_hook: Callable, unpack_hook: Callable, checked: bool = True) -> None:
+    """Enter a saved_tensors_hooks block; `checked`: whether an in-place change of a saved tensor is still
+    an error at backward (not under allow_mutation_on_saved_tensors, whose pack hook keeps a copy)."""
+    from .node import STAMP
+
+    STAMP.on = STAMP.packing = True
+    stack = getattr(_hooks, "stack", None)
+    if stack is None:
+        stack = _hooks.stack = []
+    stack.append((pack_hook, unpack_hook, checked))
+
+
+def pop_pair() -> None:
+    _hooks.stack.pop()
+
+
+class Packed:
+    """A saved tensor as a pack hook returned it; `unpack(node)` runs the unpack hook (each time, as
+    PyTorch). It carries the original's version counter, so an in-place change is still caught."""
+
+    __slots__ = ("packed", "unpack_hook", "_vc", "_inference", "output")
+
+    def __init__(self, packed: Any, unpack_hook: Callable, t: Any, output: bool, checked: bool) -> None:
+        self.packed, self.unpack_hook, self.output = packed, unpack_hook, output
+        self._vc = t._vc if checked else None
+        self._inference = t._inference
+
+    def unpack(self, node: Node) -> Any:
+        from .tensor import Tensor
+
+        t = self.unpack_hook(self.packed)
+        if not isinstance(t, Tensor):
+            raise TypeError(
+                f"the unpack hook of saved_tensors_hooks returned a {type(t).__name__}; it must return a tensor"
+            )
+        if self.output:  # a node's own output: backward through it must reach the node again
+            return Tensor._make(t._data, True, node, self._vc)
+        return t
+
+    @property
+    def _data(self) -> Any:  # the raw path of unpack_saved reads arrays
+        return self.unpack(None)._data  # type: ignore[arg-type]
+
+
+def pack_saved(node: Node) -> None:
+    """Replace what `node` saved by what the thread's pack hook makes of it, in PyTorch's pack order."""
+    pair = active_pair()
+    saved = node._saved
+    if pair is None or not saved:
+        return
+    from .node import NOTHING
+
+    if saved is NOTHING:
+        return
+    pack, unpack, checked = pair
+    out = list(saved)
+    for i in _order(node, len(saved)):
+        t = out[i]
+        if t is None or type(t) is Packed:
+            continue
+        output = type(t) is not _tensor_type()  # a SavedOutput (or a custom Function's saved output)
+        tensor = t.unpack(node) if output else t
+        out[i] = Packed(pack(tensor), unpack, t, output, checked)
+        if not checked and node._versions is not None:
+            node._versions[i] = None
+    node._saved = tuple(out)
+    watch(node)  # unpack hooks are user code: backward through packed values takes the undoing walk
+
+
+def _order(node: Node, n: int) -> list[int]:
+    """The positions of `node`'s saved tensors in PyTorch's pack (and unpack) order."""
+    order = [s.index for s in type(node).saved_names.values() if s.index is not None and s.index < n]
+    return order + [i for i in range(n) if i not in order]
+
+
+def unpack_all(node: Node, saved: tuple) -> tuple:
+    """`saved` with every packed value unpacked (in PyTorch's order); each unpacked tensor keeps the version
+    counter of the tensor that was packed, so an in-place change since is still caught."""
+    if not any(type(t) is Packed for t in saved):
+        return saved
+    from .tensor import Tensor
+
+    out = list(saved)
+    for i in _order(node, len(saved)):
+        p = out[i]
+        if type(p) is Packed:
+            t = p.unpack(node)
+            if t._vc is not p._vc:
+                nr = t._output_nr
+                t = Tensor._make(t._data, t._requires_grad, t.grad_fn, p._vc)
+                t._output_nr = nr
+            out[i] = t
+    return tuple(out)
+
+
+def is_packed(node: Node) -> bool:
+    """Whether a value `node` saved was packed by saved_tensors_hooks (its unpack hook runs at backward)."""
+    saved = node._saved
+    return bool(saved) and any(type(t) is Packed for t in saved)
+
+
+def _tensor_type() -> type:
+    from .tensor import Tensor
+
+    return Tensor
