@@ -14,6 +14,7 @@ operations has derivatives of any order under `create_graph`.
 from __future__ import annotations
 
 import functools
+import contextlib
 import inspect
 import warnings
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad, grad_mode
 from .grad_mode import state
 from .node import Node
 from .tensor import Tensor, version_of
@@ -74,6 +76,9 @@ class _SavedFunctionOutput:
         out = Tensor._make(self._data, True, node, self._vc)
         out._output_nr = self.nr
         return out
+
+
+_NO_CONTEXT = contextlib.nullcontext()
 
 
 class BackwardCFunction(FunctionCtx, Node):
@@ -214,17 +219,32 @@ class Function:
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in every)
         ctx.needs_input_grad = needs
         recording = state.grad_enabled and any(needs)
+        # tangents of the arguments: forward runs on the primals only, and `jvp` gives the outputs' tangents
+        dual = grad_mode.forward_seen and any(forward_ad.carries(a) for a in every)
         previous = state.grad_enabled
         state.grad_enabled = False
         try:
-            if setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+            with forward_ad.suspended_all() if dual else _NO_CONTEXT:
+                if setup:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
         finally:
             state.grad_enabled = previous
-        return _wrap_outputs(ctx, every, output, recording)
+        wrapped = _wrap_outputs(ctx, every, output, recording)
+        if dual:
+            forward_ad.function_outputs(cls, ctx, every, wrapped)
+        return wrapped
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Optional: the outputs' tangents from the inputs' (`None` for an input without one), for
+        forward-mode AD; `ctx` is what forward (or setup_context) filled."""
+        raise NotImplementedError(
+            "this custom Function has no jvp: define @staticmethod jvp(ctx, *tangents) to use it with "
+            "forward-mode AD"
+        )
 
 
 def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output: Any, recording: bool) -> Any:

@@ -35,7 +35,8 @@ class Node:
     # `_next` holds, per input, the node its gradient goes to (or None); `_nrs` the output numbers on those
     # nodes, or None when all are 0. Two flat fields rather than PyTorch's tuple of pairs: fewer objects per
     # recorded operation for the cyclic garbage collector to walk. `next_functions` shows PyTorch's form.
-    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_retained", "_trace", "__weakref__")
+    # `_fwd` (set only while forward-mode AD is in use) holds the inputs whose tangents the node's `jvp` needs
+    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_retained", "_trace", "_fwd", "__weakref__")
     num_outputs = 1
     # A node whose `apply` is written with Python operators and `ops.dual` functions only can run on bare
     # NumPy arrays when backward records nothing (no create_graph): no Tensor per intermediate gradient.
@@ -156,7 +157,8 @@ class SavedOutput:
     backward recorded with create_graph differentiates through it correctly.
     """
 
-    __slots__ = ("_data", "_vc", "_inference")
+    # `_fw`: the output's forward-AD tangents (set only when it has some), which the unpacked tensor carries
+    __slots__ = ("_data", "_vc", "_inference", "_fw")
 
     def __init__(self, t: Tensor) -> None:
         from .tensor import version_of
@@ -164,11 +166,18 @@ class SavedOutput:
         self._data = t._data
         self._vc = version_of(t)
         self._inference = t._inference
+        fw = getattr(t, "_fw", None)
+        if fw is not None:
+            self._fw = fw
 
     def unpack(self, node: Node) -> Tensor:
         from .tensor import Tensor
 
-        return Tensor._make(self._data, True, node, self._vc)
+        out = Tensor._make(self._data, True, node, self._vc)
+        fw = getattr(self, "_fw", None)
+        if fw is not None:
+            out._fw = fw
+        return out
 
 
 class AccumulateGrad(Node):

@@ -82,6 +82,9 @@ class Tensor:
         # An in-place change through a view rewrites its base's graph (ops/inplace.py).
         "_view_of",
         "_views",
+        # Set only on tensors that carry forward-AD tangents (autograd/forward_ad.py): a dict level ->
+        # tangent, or a pending computation of it; unset costs nothing
+        "_fw",
         "__weakref__",
     )
 
@@ -120,8 +123,9 @@ class Tensor:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared, not copied); an error when the tensor requires grad, as in PyTorch."""
-        if self._requires_grad:
+        """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode
+        is on, as in PyTorch (so a custom Function's forward, which runs with grad mode off, may call it)."""
+        if self._requires_grad and state.grad_enabled:
             raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
         return self._data
 

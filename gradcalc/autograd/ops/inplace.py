@@ -25,7 +25,7 @@ from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
 from . import reductions as R
-from .core import needs, record
+from .core import needs, record, result
 
 
 def check_inplace(t: Tensor, what: str) -> None:
@@ -169,7 +169,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
     def compute(t: Tensor) -> Tensor:
         node = record(cls, t, value)
-        return Tensor._make(np.full_like(t._data, v), node is not None, node)
+        return result(np.full_like(t._data, v), node)
 
     return apply_inplace(self, compute, "fill_", value)
 
@@ -197,7 +197,7 @@ def zero_(self: Tensor) -> Tensor:
 
     def compute(t: Tensor) -> Tensor:
         node = record(ZeroBackward0, t)
-        return Tensor._make(np.zeros_like(t._data), node is not None, node)
+        return result(np.zeros_like(t._data), node)
 
     return apply_inplace(self, compute, "zero_")
 
@@ -218,7 +218,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
         if node is not None:
             node.src_shape = s._data.shape
         data = np.array(np.broadcast_to(s._data, t._data.shape), dtype=t._data.dtype)
-        return Tensor._make(data, node is not None, node)
+        return result(data, node)
 
     return apply_inplace(self, compute, "copy_", src)
 
@@ -337,7 +337,7 @@ def take(x: Tensor, index: Any) -> Tensor:
     node = record(IndexBackward0, x)
     if node is not None:
         node.index, node.shape = index, x._data.shape
-    return Tensor._make(np.array(x._data[index]), node is not None, node)
+    return result(np.array(x._data[index]), node)
 
 
 def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
@@ -347,7 +347,7 @@ def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
     node = record(_PutBackward, g)
     if node is not None:
         node.index = index
-    return Tensor._make(data, node is not None, node)
+    return result(data, node)
 
 
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:

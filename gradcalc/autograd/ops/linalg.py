@@ -56,6 +56,7 @@ def _operands(a: Any, b: Any, what: str) -> None:
 class DotBackward0(Node):
     __slots__ = ()
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(dot, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
@@ -75,10 +76,18 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return result(np.dot(a._data, b._data), node)
 
 
+def _bilinear_jvp(op: Any, inputs: tuple, tangents: tuple) -> Any:
+    """The forward-mode rule of a product `op(a, b)`: op(ta, b) + op(a, tb)."""
+    (a, b), (ta, tb) = inputs, tangents
+    first = None if ta is None else op(ta, b)
+    return first if tb is None else (op(a, tb) if first is None else first + op(a, tb))
+
+
 # -- mv ------------------------------------------------------------------------------------------------------
 class MvBackward0(Node):
     __slots__ = ()
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mv, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -108,6 +117,7 @@ def mv(m: Tensor, v: Tensor) -> Tensor:
 class MmBackward0(Node):
     __slots__ = ("column_major",)
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mm, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -152,6 +162,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 class BmmBackward0(Node):
     __slots__ = ()
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(bmm, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
