@@ -13,8 +13,8 @@ operations has derivatives of any order under `create_graph`.
 
 from __future__ import annotations
 
-import functools
 import contextlib
+import functools
 import inspect
 import warnings
 from collections.abc import Callable
