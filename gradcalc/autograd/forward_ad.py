@@ -260,19 +260,22 @@ def unary(jvp: Callable[[Tensor, Tensor, Tensor], Any], x: Tensor, out: Tensor) 
     if not _active or not carries(x):
         return out
     levels = _active
-    fw = {}
+    # filled outermost level first, and visible on `out` meanwhile: an inner level's formula that uses the
+    # output needs its outer tangents (nested forward mode)
+    fw: dict = {}
+    out._fw = fw
+    node = out.grad_fn
+    if node is not None and node._saved:  # the output, saved before its tangent was known, shares it
+        for saved in node._saved:
+            if type(saved) is SavedOutput:
+                saved._fw = fw
     for level in levels:
         t = tangent_of(x, level)
         if t is not None:
             with _suspended(level, levels):
                 fw[level] = _fit(jvp(x, out, t), out)
-    if fw:
-        out._fw = fw
-        node = out.grad_fn
-        if node is not None and node._saved:  # the output saved before its tangent was known
-            for saved in node._saved:
-                if type(saved) is SavedOutput:
-                    saved._fw = fw
+    if not fw:
+        out._fw = None
     return out
 
 
@@ -281,15 +284,16 @@ def binary(cls: type, a: Any, b: Any, out: Tensor, other: Any) -> Tensor:
     if not _active or not (carries(a) or carries(b)):
         return out
     levels = _active
-    fw = {}
+    fw: dict = {}
+    out._fw = fw  # filled outermost level first, as in `unary`
     for level in levels:
         ta, tb = tangent_of(a, level), tangent_of(b, level)
         if ta is None and tb is None:
             continue
         with _suspended(level, levels):
             fw[level] = _fit(cls.jvp(a, b, out, ta, tb, other), out)
-    if fw:
-        out._fw = fw
+    if not fw:
+        out._fw = None
     return out
 
 
@@ -332,8 +336,8 @@ def _force(out: Tensor, p: _Pending) -> dict:
     if p.done is not None:
         out._fw = p.done
         return p.done
-    out._fw = None  # a formula reading `out` must not come back here
-    fw = {}
+    fw: dict = {}
+    out._fw = fw  # filled outermost level first: an inner level's formula may use the outer tangents
     node = p.node
     rule = getattr(node, "jvp", None)  # the node's own rule, `jvp(inputs, out, tangents)`
     for level in p.levels:
