@@ -212,3 +212,116 @@ def test_second_order_matches_torch(name: str, how: str) -> None:
     ours = run(gc, gfw, f, xs, ts, ws)
     for i, (o, t) in enumerate(zip(ours, theirs, strict=True)):
         _close(o, t, f"{name} {how} input {i}")
+
+
+# -- custom Functions, gradcheck's modes, levels ----------------------------------------------------------
+def _my_sin(L: Any) -> Any:
+    class MySin(L.autograd.Function):
+        @staticmethod
+        def forward(x: Any, scale: float) -> Any:
+            return x.sin() * scale
+
+        @staticmethod
+        def setup_context(ctx: Any, inputs: tuple, output: Any) -> None:
+            x, scale = inputs
+            ctx.save_for_backward(x)
+            ctx.x, ctx.scale = x, scale
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> tuple:
+            (x,) = ctx.saved_tensors
+            return g * x.cos() * ctx.scale, None
+
+        @staticmethod
+        def jvp(ctx: Any, t: Any, _: Any) -> Any:
+            return t * ctx.x.cos() * ctx.scale
+
+    return MySin
+
+
+def test_custom_function_jvp_matches_torch() -> None:
+    xs, ts = _arrays(((4,),), "any", 8), _arrays(((4,),), "any", 9)
+    f = lambda L, x: _my_sin(L).apply(x * 2.0, 3.0).exp()  # noqa: E731
+    for (op, ot), (tp, tt) in zip(_jvp(gc, gfw, f, xs, ts), _jvp(torch, tfw, f, xs, ts), strict=True):
+        _close(op, tp, "primal")
+        _close(ot, tt, "tangent")
+
+
+def test_custom_function_without_jvp_is_a_clear_error() -> None:
+    class NoJvp(gc.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g * 2.0
+
+    with gfw.dual_level():
+        with pytest.raises(NotImplementedError, match="jvp"):
+            NoJvp.apply(gfw.make_dual(gc.ones(2), gc.ones(2)))
+
+
+def test_numpy_inside_forward() -> None:
+    class ViaNumpy(gc.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            return gc.tensor(np.sin(x.numpy()))
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g
+
+    x = gc.tensor([0.5, 1.0], requires_grad=True)
+    assert ViaNumpy.apply(x).requires_grad
+
+
+def test_gradcheck_modes() -> None:
+    x = gc.tensor([0.3, 0.5, 0.9], requires_grad=True)
+    y = gc.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+
+    def f(a: Any, b: Any) -> Any:
+        return (a * b).sin().exp() * a.sum(), gc.norm(a)
+    assert gc.autograd.gradcheck(f, (x, y), check_forward_ad=True, check_batched_grad=True,
+                                 check_batched_forward_grad=True, check_grad_dtypes=True)
+    assert gc.autograd.gradcheck(f, (x, y), check_forward_ad=True, check_backward_ad=False)
+    assert gc.autograd.gradgradcheck(lambda a: (a.sin() * a.exp()).tanh(), (x,), check_fwd_over_rev=True)
+
+    class WrongJvp(gc.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, a: Any) -> Any:
+            return a.sin()
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            return g
+
+        @staticmethod
+        def jvp(ctx: Any, t: Any) -> Any:
+            return t * 2.0
+
+    with pytest.raises(RuntimeError, match="forward-mode JVP"):
+        gc.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+
+
+def test_levels_close_and_forget() -> None:
+    x = gc.tensor([1.0, 2.0])
+    with gfw.dual_level():
+        d = gfw.make_dual(x, gc.ones(2))
+        y = d * d
+    assert gfw.unpack_dual(y).tangent is None
+    assert not gfw._open and not gfw._active
+    with gfw.dual_level():  # tangents of a closed level are not seen by a new one
+        assert gfw.unpack_dual(y).tangent is None
+        assert gfw.unpack_dual(d.sin()).tangent is None
+    with pytest.raises(RuntimeError, match="no forward AD level"):
+        gfw.make_dual(x, gc.ones(2))
+
+
+def test_no_level_costs_nothing_observable() -> None:
+    """Once forward mode was used, ordinary computation still records and differentiates as before."""
+    x = gc.tensor([0.5, 1.5], requires_grad=True)
+    y = (x.sin() * x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.sin([0.5, 1.5]) + np.array([0.5, 1.5]) * np.cos([0.5, 1.5]))
+    assert getattr(y, "_fw", None) is None
