@@ -84,6 +84,13 @@ CASES: dict[str, Case] = {
     "mm": (((2, 3), (3, 4)), "any", lambda L, a, b: L.mm(a, b)),
     "mv": (((2, 3), (3,)), "any", lambda L, a, b: L.mv(a, b)),
     "clone": (((3,),), "any", lambda L, a: L.clone(a)),
+    "sort": (((3, 4),), "dist", lambda L, a: L.sort(a, 1)[0]),
+    "movedim": (((2, 3, 4),), "any", lambda L, a: L.movedim(a, 0, 2)),
+    "moveaxis": (((2, 3, 4),), "any", lambda L, a: L.moveaxis(a, (0, 1), (1, 2))),
+    "diag": (((3,),), "any", lambda L, a: L.diag(a, 1)[:3, 1:] + L.diag(L.diag(a))),
+    "index_add": (((3, 2), (2, 2)), "any", lambda L, a, s: L.index_add(a, 0, L.tensor([2, 2]), s, alpha=0.5)),
+    "index_add_": (((3, 2), (2, 2)), "any", lambda L, a, s: (a * 1.0).index_add_(0, L.tensor([0, 2]), s)),
+    "inplace unary": (((4,),), "any", lambda L, a: (a * 1.0).sin_().exp_()),
     # methods that are not module functions
     "getitem": (((4, 3),), "any", lambda L, a: a[1:, 0] + a[[0, 2, 0], 1] + a[a[:, 2] > 0].sum()),
     "expand": (((3, 1),), "any", lambda L, a: a.expand(3, 4)),
@@ -101,7 +108,8 @@ for _name in elementwise.UNARY:
 NOT_DIFFERENTIABLE = {
     "argmax", "argmin", "eq", "ge", "gt", "le", "lt", "ne", "isnan", "logical_and", "logical_not", "logical_or",
     "detach", "floor_divide", "arange", "as_tensor", "empty", "eye", "full", "full_like", "linspace",
-    "manual_seed", "ones", "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like",
+    "manual_seed", "ones", "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like", "all", "any", "allclose",
+    "equal", "device",
 }
 
 

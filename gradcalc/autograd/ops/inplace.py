@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, grad_mode
 from ..grad_mode import state
 from ..node import Node
 from ..tensor import Tensor, version_of
@@ -59,9 +60,12 @@ def check_inplace(t: Tensor, what: str) -> None:
 
 
 def _alias(t: Tensor) -> Tensor:
-    """The tensor as it is before the change: same place in the graph, its own copy of the values."""
+    """The tensor as it is before the change: same place in the graph, its own copy of the values (and
+    its tangents, under forward mode)."""
     a = Tensor._make(t._data.copy(), t._requires_grad, t.grad_fn)
     a._output_nr = t._output_nr
+    if grad_mode.forward_seen and forward_ad.carries(t):
+        a._fw = forward_ad._forced(t)
     return a
 
 
@@ -71,7 +75,10 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
     recording = state.grad_enabled and (
         t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
     )
-    new = compute(_alias(t) if recording else t)
+    dual = grad_mode.forward_seen and (forward_ad.carries(t) or any(forward_ad.carries(o) for o in others))
+    new = compute(_alias(t) if recording or dual else t)
+    # the new tangents, computed before the values they derive from are overwritten
+    tangents = forward_ad._forced(new) if dual else None
     data = t._data
     if not data.flags.writeable:
         raise RuntimeError(
@@ -85,6 +92,8 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
     np.copyto(data, new._data, casting="unsafe")
     counter = version_of(t)
     counter.value += 1
+    if dual:
+        t._fw = tangents or None
     node = new.grad_fn
     if recording and node is not None:
         _rebind_saved_output(node, new._data, data, counter)
@@ -128,6 +137,17 @@ def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, cou
             node._versions = versions
 
 
+def _unary_(name: str) -> Callable[[Tensor], Tensor]:
+    op = getattr(E, name)
+
+    def method(self: Tensor) -> Tensor:
+        return apply_inplace(self, op, f"{name}_")
+
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place {name}: writes the result into this tensor."
+    return method
+
+
 def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
         if ufunc is not None and not args and not kwargs and _in_numpy(self, other):
@@ -146,6 +166,8 @@ def _in_numpy(t: Tensor, other: Any) -> bool:
     """Whether an in-place arithmetic change can be NumPy's own in-place operation (as an optimizer step
     under no_grad is): nothing to record, and the result keeps the tensor's shape and dtype."""
     if state.grad_enabled and (t._requires_grad or (type(other) is Tensor and other._requires_grad)):
+        return False
+    if grad_mode.forward_seen and (forward_ad.carries(t) or forward_ad.carries(other)):
         return False
     d = t._data
     if d.dtype.kind != "f" or not d.flags.writeable:
@@ -370,7 +392,6 @@ METHODS: dict[str, Callable] = {
     "zero_": zero_,
     "copy_": copy_,
     "clamp_": clamp_,
-    "exp_": lambda self: apply_inplace(self, E.exp, "exp_"),
-    "sigmoid_": lambda self: apply_inplace(self, E.sigmoid, "sigmoid_"),
-    "relu_": lambda self: apply_inplace(self, E.relu, "relu_"),
+    # one in-place form per row of the elementwise table (`sin_`, `exp_`, `relu_`, ...)
+    **{f"{name}_": _unary_(name) for name in E.UNARY},
 }
