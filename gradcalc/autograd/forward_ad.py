@@ -399,8 +399,14 @@ def function_outputs(cls: Any, ctx: Any, args: tuple, outputs: Any) -> None:
         tangents = tuple(tangent_of(a, level) for a in args)
         if all(t is None for t in tangents):
             continue
-        with _suspended(level, levels):
-            found = cls.jvp(ctx, *tangents)
+        for_forward = ctx.__dict__.get("saved_for_forward")
+        if for_forward is not None:
+            ctx._jvp_saved = tuple(for_forward)
+        try:
+            with _suspended(level, levels):
+                found = cls.jvp(ctx, *tangents)
+        finally:
+            ctx.__dict__.pop("_jvp_saved", None)
         found = found if type(found) is tuple else (found,)
         if len(found) != len(outs):
             raise RuntimeError(

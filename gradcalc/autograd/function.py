@@ -47,6 +47,14 @@ class FunctionCtx:
                 )
         self.to_save = tensors
 
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for `jvp` (forward mode): there `ctx.saved_tensors` gives these."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward keeps tensors (or None) only, but argument {i} is a "
+                                f"{type(t).__name__}; store other values as attributes of ctx")
+        self.saved_for_forward = tensors
+
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that forward changed in place (and returns as outputs)."""
         self.dirty_tensors = tensors
@@ -99,6 +107,9 @@ class BackwardCFunction(FunctionCtx, Node):
     def saved_tensors(self) -> tuple[Any, ...]:  # type: ignore[override]
         """The tensors given to `save_for_backward`, checked: freed by an earlier backward, or changed in
         place since, is an error."""
+        during_jvp = self.__dict__.get("_jvp_saved")
+        if during_jvp is not None:  # inside `jvp`: what save_for_forward kept
+            return during_jvp
         return tuple(
             s.unpack(self) if type(s) is _SavedFunctionOutput else s for s in self.unpack_saved(False)
         )

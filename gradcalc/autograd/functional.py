@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad, grad_mode
 from .differentiate import grad
 from .grad_mode import enable_grad
 from .tensor import Tensor, version_of
@@ -47,7 +48,10 @@ def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ..
         if create_graph and t._requires_grad:
             out.append(reshape(t, t._data.shape))
         else:
-            out.append(Tensor._make(t._data, False, None, version_of(t)).requires_grad_(True))
+            leaf = Tensor._make(t._data, False, None, version_of(t)).requires_grad_(True)
+            if grad_mode.forward_seen and forward_ad.carries(t):  # keep its tangents (forward-over-reverse)
+                leaf._fw = forward_ad._forced(t)
+            out.append(leaf)
     return tuple(out)
 
 
@@ -57,7 +61,8 @@ def _assemble(rows: list[Tensor], shape: tuple[int, ...], create_graph: bool) ->
     Under create_graph the rows are graph members and the stacking must be differentiable: it is written
     as the sum of each row placed by a constant one-hot column (a product that broadcasts), which needs
     only multiplication, addition and reshape."""
-    if not create_graph or not any(r._requires_grad for r in rows):
+    carrying = grad_mode.forward_seen and any(forward_ad.carries(r) for r in rows)
+    if not carrying and (not create_graph or not any(r._requires_grad for r in rows)):
         data = np.stack([r._data for r in rows]) if rows else np.zeros((0,))
         return Tensor._make(data.reshape(shape), False, None)
     from .ops.shape import reshape

@@ -333,3 +333,31 @@ def test_no_level_costs_nothing_observable() -> None:
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), np.sin([0.5, 1.5]) + np.array([0.5, 1.5]) * np.cos([0.5, 1.5]))
     assert getattr(y, "_fw", None) is None
+
+
+def test_custom_function_save_for_forward_matches_torch() -> None:
+    def make(L: Any) -> Any:
+        class Cube(L.autograd.Function):
+            @staticmethod
+            def forward(ctx: Any, x: Any) -> Any:
+                ctx.save_for_backward(x)
+                ctx.save_for_forward(x)
+                return x**3
+
+            @staticmethod
+            def backward(ctx: Any, g: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return g * 3.0 * x**2
+
+            @staticmethod
+            def jvp(ctx: Any, t: Any) -> Any:
+                (x,) = ctx.saved_tensors
+                return t * 3.0 * x**2
+
+        return Cube
+
+    xs, ts = _arrays(((3,),), "any", 10), _arrays(((3,),), "any", 11)
+    f = lambda L, x: make(L).apply(x.sin())  # noqa: E731
+    for (op, ot), (tp, tt) in zip(_jvp(gc, gfw, f, xs, ts), _jvp(torch, tfw, f, xs, ts), strict=True):
+        _close(op, tp, "primal")
+        _close(ot, tt, "tangent")

@@ -272,3 +272,26 @@ def test_bad_input_is_a_clear_error() -> None:
         with fw.dual_level(), fw.dual_level():
             pass
     assert not fw._open and not fw._active
+
+
+@pytest.mark.parametrize("as_tuple", [False, True])
+def test_hessian_forward_over_reverse(as_tuple: bool) -> None:
+    def scenario(L: Any, F: Any) -> Any:
+        inputs = (t(L, X), t(L, Y)) if as_tuple else t(L, X)
+        f = (lambda a, b: comp_scalar(L, a, b)) if as_tuple else (lambda a: comp_scalar(L, a, t(L, Y)))
+        return L.autograd.functional.hessian(f, inputs, vectorize=True, outer_jacobian_strategy="forward-mode")
+
+    ours, theirs = scenario(gc, gf), scenario(torch, tf)
+    # PyTorch's result keeps a grad_fn here although create_graph is False: compare values and shapes only
+    theirs = tuple(tuple(b.detach() for b in r) for r in theirs) if as_tuple else theirs.detach()
+    same(ours, theirs)
+
+
+def test_jacobian_vectorize_and_strict() -> None:
+    both(lambda L, F: L.autograd.functional.jacobian(lambda x, y: comp_vec(L, x, y), (t(L, X), t(L, Y)),
+                                                     vectorize=True))
+    both(lambda L, F: L.autograd.functional.jacobian(lambda x: comp_vec(L, x, t(L, Y)), t(L, X, requires_grad=True),
+                                                     create_graph=True))
+    for lib in (gc, torch):
+        with pytest.raises(RuntimeError):
+            lib.autograd.functional.jacobian(lambda x, y: x * 2.0, (lib.tensor(X), lib.tensor(X)), strict=True)
