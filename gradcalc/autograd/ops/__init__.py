@@ -7,7 +7,20 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..tensor import Tensor
-from . import arithmetic, basic, creation, device, elementwise, indexing, inplace, linalg, reductions, reorder, shape
+from . import (
+    arithmetic,
+    basic,
+    creation,
+    device,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    linear_jvp,  # noqa: F401 - imported for its effect: the linear ops' forward rules
+    reductions,
+    reorder,
+    shape,
+)
 
 # later modules' entries replace earlier ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (

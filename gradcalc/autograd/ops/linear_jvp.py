@@ -1,0 +1,85 @@
+"""Forward-mode rules of the linear operations (views, reshapes, selections, joins, sums): the tangent of
+a linear operation's result is the same operation applied to the tangent.
+
+These rules are what the double-vjp fallback of forward_ad.py would compute, given directly: one operation
+on the tangent instead of a backward formula and a second backward. Each is attached to its node class as
+`jvp(inputs, out, tangents)`, beside `apply`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor
+from . import basic as B
+from . import indexing as I
+from . import reductions as R
+from . import shape as S
+
+Rule = Callable[[Any, Tensor, Any], Any]  # (node, out, tangent of the one input) -> tangent of out
+
+
+def _one_input(rule: Rule) -> Callable[..., Any]:
+    def jvp(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return rule(self, out, tangents[0])
+
+    return jvp
+
+
+def _zeros(shape: tuple[int, ...], like: Tensor) -> Tensor:
+    return Tensor._make(np.zeros(shape, dtype=like._data.dtype), False, None)
+
+
+def _joined(join: Callable[[list[Tensor], int], Tensor]) -> Callable[..., Any]:
+    """cat's and stack's rule: the tangents joined the same way (zeros for an input without one)."""
+
+    def jvp(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        like = next(t for t in tangents if t is not None)
+        parts = [t if t is not None else _zeros(x._data.shape, like) for x, t in zip(inputs, tangents, strict=True)]
+        return join(parts, self.dim)
+
+    return jvp
+
+
+def _piece(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    """split's and unbind's rule: the same piece of the tangent (this output is piece `out._output_nr`)."""
+    t, i = tangents[0], out._output_nr
+    if isinstance(self, S.UnbindBackward0):
+        return S.select(t, self.dim, i)
+    start = int(sum(self.sizes[:i]))
+    return S.slice_dim(t, self.dim, start, start + self.sizes[i])
+
+
+RULES: dict[type[Node], Callable[..., Any]] = {
+    S.ViewBackward0: _one_input(lambda n, out, t: S.reshape(t, out._data.shape)),
+    S.UnsafeViewBackward0: _one_input(lambda n, out, t: S.reshape(t, out._data.shape)),
+    S.UnsqueezeBackward0: _one_input(lambda n, out, t: S.unsqueeze(t, n.dim)),
+    S.ExpandBackward0: _one_input(lambda n, out, t: S.expand(t, out._data.shape)),
+    S.TransposeBackward0: _one_input(lambda n, out, t: S.transpose(t, *n.dims)),
+    S.TBackward0: _one_input(lambda n, out, t: S.t(t)),
+    S.PermuteBackward0: _one_input(lambda n, out, t: S.permute(t, n.dims)),
+    S.SelectBackward0: _one_input(lambda n, out, t: S.select(t, n.dim, n.index)),
+    S.SliceBackward0: _one_input(lambda n, out, t: S.slice_dim(t, n.dim, *n.bounds)),
+    S.AliasBackward0: _one_input(lambda n, out, t: S.alias(t)),
+    S.CatBackward0: _joined(S.cat),
+    S.StackBackward0: _joined(S.stack),
+    S.SplitBackward0: _piece,
+    S.SplitWithSizesBackward0: _piece,
+    S.UnbindBackward0: _piece,
+    I.IndexBackward0: _one_input(lambda n, out, t: I.index(t, n.indices)),
+    R.SumBackward0: _one_input(lambda n, out, t: R.sum(t)),
+    R.SumBackward1: _one_input(lambda n, out, t: R.sum(t, n.dims, n.keepdim)),
+    R.MeanBackward0: _one_input(lambda n, out, t: R.mean(t)),
+    R.MeanBackward1: _one_input(lambda n, out, t: R.mean(t, n.dims, n.keepdim)),
+    B.CloneBackward0: _one_input(lambda n, out, t: B.clone(t)),
+    B.ToCopyBackward0: _one_input(lambda n, out, t: B.to_dtype(t, out._data.dtype)),
+}
+for _squeeze in (S.SqueezeBackward0, S.SqueezeBackward1, S.SqueezeBackward2, S.SqueezeBackward4):
+    RULES[_squeeze] = _one_input(lambda n, out, t: S.reshape(t, out._data.shape))
+
+for _cls, _rule in RULES.items():
+    _cls.jvp = _rule  # type: ignore[attr-defined]
