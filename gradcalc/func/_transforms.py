@@ -294,8 +294,8 @@ def _jvp(func: Callable[..., Any], ps: list[Tensor], ts: list[Any], spec: Any, h
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """`(func(*primals), jvp_fn)`: `jvp_fn(*tangents)` gives J·tangents at `primals` (each call runs the
     function again in forward mode; the result is that of `jvp`)."""
-    out, _ = jvp(func, primals, tuple(_zeros_like(p) for p in tensors_of(primals, "linearize: primals")[0])
-                 if all(isinstance(p, Tensor) for p in primals) else primals)
+    leaves, spec = tensors_of(primals, "linearize: primals")
+    out, _ = jvp(func, primals, unflatten([_zeros_like(p) for p in leaves], spec))
 
     def jvp_fn(*tangents: Any) -> Any:
         return jvp(func, primals, tangents)[1]
