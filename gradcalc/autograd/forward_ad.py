@@ -424,3 +424,56 @@ def function_outputs(cls: Any, ctx: Any, args: tuple, outputs: Any) -> None:
                 )
             fw = _forced(o)
             o._fw = {**fw, level: t}
+
+
+# -- in-place changes through views ------------------------------------------------------------------------
+def _positions(view: np.ndarray, root: np.ndarray) -> np.ndarray | None:
+    """For each element of `view` (a NumPy view into `root`'s C-contiguous array), its flat index in
+    `root`; None when the layout does not allow the computation."""
+    if not root.flags.c_contiguous or view.itemsize != root.itemsize:
+        return None
+    start = view.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    if start % root.itemsize:
+        return None
+    pos = np.full(view.shape, start // root.itemsize, dtype=np.int64)
+    for k, (n, stride) in enumerate(zip(view.shape, view.strides, strict=True)):
+        if stride % root.itemsize:
+            return None
+        shape = [1] * view.ndim
+        shape[k] = n
+        pos = pos + (np.arange(n) * (stride // root.itemsize)).reshape(shape)
+    return pos
+
+
+def share_with_views(root: Tensor, changed: Tensor) -> None:
+    """After an in-place change of `changed` (the root or one of its views), make the tangents of the root
+    and of its live views agree, as PyTorch's views share their base's tangent."""
+    from .ops import indexing as I
+    from .ops.shape import reshape
+
+    views = [r() for r in getattr(root, "_views", None) or ()]
+    views = [v for v in views if v is not None]
+    if changed is not root:
+        pos = _positions(changed._data, root._data)
+        if pos is None:
+            return
+        n = root._data.size
+        flat = pos.reshape(-1)
+        keep = np.ones(n, dtype=root._data.dtype)
+        keep[flat] = 0
+        fw = dict(_forced(root))
+        for level, t in _forced(changed).items():
+            old = fw.get(level)
+            put = I.index_put_zeros(reshape(t, (-1,)), (flat,), (n,))
+            kept = None if old is None else reshape(old, (n,)) * Tensor._make(keep, False, None)
+            fw[level] = reshape(put if kept is None else kept + put, root._data.shape)
+        root._fw = fw or None
+    base = _forced(root)
+    for v in views:
+        if v is changed:
+            continue
+        pos = _positions(v._data, root._data)
+        if pos is None:
+            continue
+        v._fw = {level: reshape(I.index(reshape(t, (-1,)), (pos.reshape(-1),)), v._data.shape)
+                 for level, t in base.items()} or None

@@ -101,6 +101,8 @@ def _cut(t: Any) -> Any:
     """`t` without a graph, keeping its tangents (themselves cut loose)."""
     if not isinstance(t, Tensor):
         return t
+    if not t._requires_grad and getattr(t, "_fw", None) is None:
+        return t  # nothing to cut (a gradient computed without create_graph is already free)
     out = t.detach()
     if forward_ad.carries(t):
         out._fw = {level: _cut(tangent) for level, tangent in forward_ad._forced(t).items()}

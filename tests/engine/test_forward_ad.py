@@ -361,3 +361,40 @@ def test_custom_function_save_for_forward_matches_torch() -> None:
     for (op, ot), (tp, tt) in zip(_jvp(gc, gfw, f, xs, ts), _jvp(torch, tfw, f, xs, ts), strict=True):
         _close(op, tp, "primal")
         _close(ot, tt, "tangent")
+
+
+# -- methods and in-place changes (through views too) under forward mode --------------------------------
+def _setitem(z: Any, index: Any, value: Any) -> Any:
+    z[index] = value
+    return z
+
+
+METHOD_CASES: dict[str, Callable[..., Any]] = {
+    "setitem": lambda L, a, b: _setitem(a * 1.0, 1, b),
+    "setitem advanced": lambda L, a, b: _setitem(a * 1.0, L.tensor([0, 2]), b * 2.0),
+    "copy_": lambda L, a, b: (a * 0.0).copy_(b.expand(3, 4)),
+    "expand_as": lambda L, a, b: b.expand_as(a) * a,
+    "view_as": lambda L, a, b: a.reshape(12).view_as(a),
+    "T": lambda L, a, b: a.T,
+    "mH": lambda L, a, b: a.mH,
+    "fill_": lambda L, a, b: (a * 1.0).fill_(2.0) + a,
+    "zero_": lambda L, a, b: (a * 1.0).zero_() + b,
+    "clamp_": lambda L, a, b: (a * 1.0).clamp_(-0.5, 0.5),
+    "pow_": lambda L, a, b: (a * 1.0).pow_(2),
+    "+=": lambda L, a, b: (a * 1.0).__iadd__(b),
+    "*= a dual": lambda L, a, b: (a * 1.0).__imul__(b),
+    "sub_ alpha": lambda L, a, b: (a * 1.0).sub_(b, alpha=2.0),
+    "where method": lambda L, a, b: a.where(a > 0, b),
+    "in place through a view": lambda L, a, b: (lambda z: (z[0].mul_(b), z)[1])(a * 1.0),
+    "a view after its base changed": lambda L, a, b: (lambda z, v: (z.mul_(b), v * 1.0)[1])(*(lambda z: (z, z[1]))(
+        a * 1.0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_CASES))
+def test_methods_and_inplace_match_torch(name: str) -> None:
+    f = METHOD_CASES[name]
+    xs, ts = _arrays(((3, 4), (4,)), "any", 12), _arrays(((3, 4), (4,)), "any", 13)
+    for (op, ot), (tp, tt) in zip(_jvp(gc, gfw, f, xs, ts), _jvp(torch, tfw, f, xs, ts), strict=True):
+        _close(op, tp, f"{name} primal")
+        _close(ot, tt, f"{name} tangent")

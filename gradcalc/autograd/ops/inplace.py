@@ -94,6 +94,11 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
     counter.value += 1
     if dual:
         t._fw = tangents or None
+        views_root = getattr(t, "_view_of", None)
+        if views_root is not None or getattr(t, "_views", None):
+            # views share their base's tangent: write the view's new tangent into the base's, and re-read
+            # every other live view's from it
+            forward_ad.share_with_views(views_root if views_root is not None else t, t)
     node = new.grad_fn
     if recording and node is not None:
         _rebind_saved_output(node, new._data, data, counter)
