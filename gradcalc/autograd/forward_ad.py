@@ -26,6 +26,7 @@ Nothing here costs anything until a level is first opened: operations check `gra
 from __future__ import annotations
 
 import itertools
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NamedTuple
@@ -328,7 +329,26 @@ def output(data: np.ndarray, node: Node, version: Any = None) -> Tensor:
     inputs, levels, forward_only = fwd
     out = Tensor._make(data, False, None, version) if forward_only else Tensor._make(data, True, node, version)
     out._fw = _Pending(node, inputs, levels)
+    if len(_pending) >= 256 and len(_pending) & (len(_pending) - 1) == 0:  # now and then, forget the done
+        _pending[:] = [r for r in _pending if type(getattr(r(), "_fw", None)) is _Pending]
+    _pending.append(weakref.ref(out))
     return out
+
+
+_pending: list[weakref.ref] = []  # results whose tangents are not computed yet
+
+
+def force_pending() -> None:
+    """Compute every pending tangent now: before a backward lets saved values go, and before an in-place
+    change overwrites values a rule reads (PyTorch computes tangents with the operation)."""
+    refs = _pending[:]
+    _pending.clear()
+    for r in refs:
+        t = r()
+        if t is not None:
+            fw = getattr(t, "_fw", None)
+            if type(fw) is _Pending:
+                _force(t, fw)
 
 
 def _force(out: Tensor, p: _Pending) -> dict:

@@ -15,8 +15,8 @@ from . import (
     elementwise,
     indexing,
     inplace,
+    jvp_rules,  # noqa: F401 - imported for its effect: forward-mode rules of nodes of the modules above
     linalg,
-    linear_jvp,  # noqa: F401 - imported for its effect: the linear ops' forward rules
     reductions,
     reorder,
     shape,

@@ -72,6 +72,8 @@ def _alias(t: Tensor) -> Tensor:
 def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *others: Any) -> Tensor:
     """Run `compute` out of place and write its result into `t`."""
     check_inplace(t, what)
+    if grad_mode.forward_seen and forward_ad._pending:  # tangents read values this change overwrites
+        forward_ad.force_pending()
     recording = state.grad_enabled and (
         t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
     )
@@ -172,7 +174,7 @@ def _in_numpy(t: Tensor, other: Any) -> bool:
     under no_grad is): nothing to record, and the result keeps the tensor's shape and dtype."""
     if state.grad_enabled and (t._requires_grad or (type(other) is Tensor and other._requires_grad)):
         return False
-    if grad_mode.forward_seen and (forward_ad.carries(t) or forward_ad.carries(other)):
+    if grad_mode.forward_seen and (forward_ad.carries(t) or forward_ad.carries(other) or forward_ad._pending):
         return False
     d = t._data
     if d.dtype.kind != "f" or not d.flags.writeable:

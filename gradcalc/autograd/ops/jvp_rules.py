@@ -1,9 +1,11 @@
-"""Forward-mode rules of the linear operations (views, reshapes, selections, joins, sums): the tangent of
-a linear operation's result is the same operation applied to the tangent.
+"""Forward-mode rules given directly for nodes of the shape, reduction, indexing and selection modules.
 
-These rules are what the double-vjp fallback of forward_ad.py would compute, given directly: one operation
-on the tangent instead of a backward formula and a second backward. Each is attached to its node class as
-`jvp(inputs, out, tangents)`, beside `apply`.
+- Linear operations (views, reshapes, selections, joins, sums): the tangent of the result is the same
+  operation applied to the tangent.
+- softmax, log_softmax, logsumexp, where, clamp: PyTorch's forward formulas (derivatives.yaml `result:`).
+These are what the double-vjp fallback of forward_ad.py would compute, given directly: a few operations on
+the tangent instead of a backward formula and a second backward. Each is attached to its node class as
+`jvp(inputs, out, tangents)`, beside `apply`; a node not listed here (or in its own module) gets the fallback.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from ..node import Node
 from ..tensor import Tensor
 from . import basic as B
+from . import elementwise as E
 from . import indexing as I
 from . import reductions as R
 from . import shape as S
@@ -78,6 +81,41 @@ RULES: dict[type[Node], Callable[..., Any]] = {
     B.CloneBackward0: _one_input(lambda n, out, t: B.clone(t)),
     B.ToCopyBackward0: _one_input(lambda n, out, t: B.to_dtype(t, out._data.dtype)),
 }
+def _softmax(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    return R.softmax_backward_data(tangents[0], out, self.dim)  # its Jacobian is symmetric
+
+
+def _log_softmax(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    t = tangents[0]
+    return t - R._sum_keep(t * E.exp(out), self.dim)
+
+
+def _logsumexp(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (x,), t = inputs, tangents[0]
+    weights = E.exp(x - R._keep(out, x._data.shape, self.dims, self.keepdim))  # softmax along the dims
+    return R.sum(t * weights, self.dims, self.keepdim) if x._data.ndim else t * weights
+
+
+def _where(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (c,) = self.unpack_saved(True)
+    like = next(t for t in tangents if t is not None)
+    ta, tb = (t if t is not None else E._zeros_like(like) for t in tangents)
+    return E.where(E._const(c), ta, tb)
+
+
+def _clamp(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    return E._select(E._inside(inputs[0], self.lo, self.hi), tangents[0])
+
+
+RULES.update({
+    R.SoftmaxBackward0: _softmax,
+    R.LogSoftmaxBackward0: _log_softmax,
+    R.LogsumexpBackward0: _logsumexp,
+    E.WhereBackward0: _where,
+    E.ClampBackward1: _clamp,
+    E.ClampMinBackward0: _clamp,
+    E.ClampMaxBackward0: _clamp,
+})
 for _squeeze in (S.SqueezeBackward0, S.SqueezeBackward1, S.SqueezeBackward2, S.SqueezeBackward4):
     RULES[_squeeze] = _one_input(lambda n, out, t: S.reshape(t, out._data.shape))
 
