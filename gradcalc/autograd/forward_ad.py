@@ -71,13 +71,18 @@ class _Pending:
 
 
 # -- levels ------------------------------------------------------------------------------------------------
+_before: list[tuple[int, ...]] = []  # per open level, the active levels when it was opened
+
+
 def enter_dual_level() -> int:
     """Open a new level of forward AD and return it (the function transforms nest these)."""
     global _active
     grad_mode.forward_seen = True
     level = next(_counter)
     _open.append(level)
-    _active = tuple(_open)
+    _before.append(_active)
+    # the levels active now stay so (a level opened inside a suspension leaves the suspended ones out)
+    _active = (*_active, level)
     return level
 
 
@@ -90,8 +95,9 @@ def exit_dual_level(*, level: int | None = None) -> None:
         level = _open[-1]
     if level not in _open:
         raise RuntimeError(f"exit_dual_level: level {level} is not open")
-    del _open[_open.index(level):]
-    _active = tuple(_open)
+    i = _open.index(level)
+    _active = _before[i]
+    del _open[i:], _before[i:]
 
 
 class dual_level:
