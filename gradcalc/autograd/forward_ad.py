@@ -213,10 +213,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"make_dual: the tangent has shape {tuple(tangent._data.shape)} but the tensor has shape "
             f"{tuple(tensor._data.shape)}: they must match"
         )
-    from .ops.shape import alias
+    from .ops.shape import view
 
     with _suspended(level, _active):
-        dual = alias(tensor)
+        dual = view(tensor, tensor._data.shape)  # a view, as PyTorch's (ViewBackward0)
     if tangent._data.dtype != tensor._data.dtype:
         from .ops.basic import to_dtype
 
@@ -231,6 +231,25 @@ def _forced(t: Tensor) -> dict:
     if fw is None:
         return {}
     return _force(t, fw) if type(fw) is _Pending else fw
+
+
+def tangent_repr(t: Tensor, text: str) -> str:
+    """`text` (the tensor's repr) with its tangent at the innermost open level, as PyTorch prints duals."""
+    if not _open:
+        return text
+    tangent = tangent_of(t, _open[-1])
+    if tangent is None:
+        return text
+    if not tangent._data.ndim:
+        suffix = f"tangent={tangent._data.item()!r}"
+    else:
+        suffix = f"tangent={tangent!r}"  # its own lines keep their own indentation, as PyTorch prints them
+    # PyTorch's rule for suffixes: on the last line when it fits in 80 columns, else on a line of its own
+    head = text[:-1]
+    last_line = len(head) - head.rfind("\n") + 1
+    if last_line + len(suffix.split("\n")[0]) + 2 > 80:
+        return f"{head},\n       {suffix})"
+    return f"{head}, {suffix})"
 
 
 class UnpackedDualTensor(NamedTuple):

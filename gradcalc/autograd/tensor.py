@@ -311,7 +311,12 @@ class Tensor:
         from .printing import tensor_repr
 
         name = self.grad_fn.name() if self.grad_fn is not None else None
-        return tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+        text = tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+        if getattr(self, "_fw", None) is not None and grad_mode.forward_seen:
+            from .forward_ad import tangent_repr
+
+            text = tangent_repr(self, text)
+        return text
 
     __str__ = __repr__
 

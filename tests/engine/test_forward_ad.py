@@ -416,3 +416,16 @@ def test_tangents_survive_backward_and_later_inplace_changes() -> None:
 
     for ours, theirs in zip(run(gc, gfw), run(torch, tfw), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+def test_printing_and_make_dual_node_match_torch() -> None:
+    def run(L: Any, fw: Any) -> list[str]:
+        with fw.dual_level():
+            x = L.tensor([1.0, 2.0], requires_grad=True)
+            d = fw.make_dual(x, L.ones(2))
+            s = fw.make_dual(L.tensor(2.0), L.tensor(1.0))
+            return [type(d.grad_fn).__name__ if L is torch else d.grad_fn.name(),
+                    repr(L.tensor(3.0) * s), repr(fw.make_dual(L.tensor([1.0, 2.0]), L.ones(2)) * 2.0),
+                    repr(L.ones(2, 2) * fw.make_dual(L.tensor([1.0, 2.0]), L.ones(2)))]
+
+    assert run(gc, gfw) == run(torch, tfw)
