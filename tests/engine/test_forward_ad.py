@@ -20,6 +20,7 @@ from gradcalc.autograd import forward_ad as gfw
 from gradcalc.autograd.ops import FUNCTIONS, elementwise
 
 torch = pytest.importorskip("torch")
+torch.set_default_dtype(torch.float64)
 tfw = torch.autograd.forward_ad
 
 RTOL, ATOL = 1e-9, 1e-12
