@@ -92,6 +92,12 @@ CASES: dict[str, Case] = {
     "index_add": (((3, 2), (2, 2)), "any", lambda L, a, s: L.index_add(a, 0, L.tensor([2, 2]), s, alpha=0.5)),
     "index_add_": (((3, 2), (2, 2)), "any", lambda L, a, s: (a * 1.0).index_add_(0, L.tensor([0, 2]), s)),
     "inplace unary": (((4,),), "any", lambda L, a: (a * 1.0).sin_().exp_()),
+    # nonlinear functions of selections: their gradients carry tangents through the selections' adjoints
+    "selections squared": (((4, 3),), "any", lambda L, a: (a[1:, 0] ** 2).sum() + a[[0, 2, 0], 1].exp().sum()
+                           + a[0].sin().sum() + L.select(a, 1, 2).tanh().sum()),
+    "reorders squared": (((3, 4),), "dist", lambda L, a: (L.sort(a, 1)[0] ** 3).sum() + (L.diag(a) ** 2).sum()
+                         + (L.diag(a[0]) ** 2).sum()),
+    "index_add squared": (((3, 2), (2, 2)), "any", lambda L, a, s: L.index_add(a, 0, L.tensor([2, 0]), s) ** 2),
     # methods that are not module functions
     "getitem": (((4, 3),), "any", lambda L, a: a[1:, 0] + a[[0, 2, 0], 1] + a[a[:, 2] > 0].sum()),
     "expand": (((3, 1),), "any", lambda L, a: a.expand(3, 4)),

@@ -108,6 +108,10 @@ def _clamp(self: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
 
 
 RULES.update({
+    S.SelectBackwardBackward0: _one_input(lambda n, out, t: S.select_backward(t, out._data.shape, n.dim, n.index)),
+    S.SliceBackwardBackward0: _one_input(lambda n, out, t: S.slice_backward(t, out._data.shape, n.dim, n.bounds)),
+    I.IndexPutImplBackward0: _one_input(lambda n, out, t: I.index_put_zeros(t, n.indices, out._data.shape)),
+    E.MaskedFillBackward0: _one_input(lambda n, out, t: E.masked_fill(t, n.unpack_saved(True)[0], 0.0)),
     R.SoftmaxBackward0: _softmax,
     R.LogSoftmaxBackward0: _log_softmax,
     R.LogsumexpBackward0: _logsumexp,

@@ -31,6 +31,9 @@ class SortBackward0(Node):
             return (I.index_put_zeros(g, self.index, self.in_shape),)
         return (I._scatter_add(g, self.index, self.in_shape),)
 
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return I.index(tangents[0], self.index) if self.index != () else tangents[0]
+
 
 return_types.sort = type("sort", (_ValuesIndices,), {"__slots__": (), "_name": "sort",  # type: ignore[attr-defined]
                                                       "__qualname__": "return_types.sort"})
@@ -108,6 +111,9 @@ class DiagEmbedBackward0(Node):
     def apply(self, g: Tensor) -> tuple:
         return (I.index(g, self.index),)
 
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return I.index_put_zeros(tangents[0], self.index, out._data.shape)
+
 
 class DiagonalBackward0_copy(Node):  # noqa: N801 - PyTorch's name (its diag of a matrix is diagonal_copy)
     """diag of a matrix: the gradient goes back onto the diagonal."""
@@ -116,6 +122,9 @@ class DiagonalBackward0_copy(Node):  # noqa: N801 - PyTorch's name (its diag of 
 
     def apply(self, g: Tensor) -> tuple:
         return (I.index_put_zeros(g, self.index, self.in_shape),)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return I.index(tangents[0], self.index)
 
 
 def diag(x: Tensor, diagonal: int = 0) -> Tensor:
@@ -154,6 +163,13 @@ class IndexAddBackward0(Node):
             if self.alpha != 1:
                 gs = gs * self.alpha
         return (gx, gs)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        tx, ts = tangents
+        added = None
+        if ts is not None:
+            added = I.index_put_zeros(ts * self.alpha if self.alpha != 1 else ts, self.picker, out._data.shape)
+        return added if tx is None else (tx if added is None else tx + added)
 
 
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
