@@ -34,7 +34,7 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
-    saved = []
+    saved: list[tuple[Any, str, Any]] = []
     try:
         for name, value in merged.items():
             *path, last = name.split(".")
@@ -43,9 +43,23 @@ def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = No
                 owner = getattr(owner, part)
             if not hasattr(owner, last):
                 raise AttributeError(f"functional_call: the module has no attribute {name!r}")
-            saved.append((owner, last, getattr(owner, last)))
-            setattr(owner, last, value)
+            saved.append((owner, last, _swap(owner, last, value)))
         return module(*args, **(kwargs or {}))
     finally:
         for owner, last, old in reversed(saved):
-            setattr(owner, last, old)
+            _swap(owner, last, old)
+
+
+def _swap(owner: Any, name: str, value: Any) -> Any:
+    """Put `value` in place of `owner.name` and return what was there. A module that registers its
+    parameters and buffers in dicts (`_parameters`, `_buffers`, as PyTorch's) has them swapped there, so its
+    own attribute rules (a parameter must be a Parameter) do not refuse a plain tensor."""
+    for registry in ("_parameters", "_buffers"):
+        table = getattr(owner, registry, None)
+        if isinstance(table, dict) and name in table:
+            old = table[name]
+            table[name] = value
+            return old
+    old = getattr(owner, name)
+    setattr(owner, name, value)
+    return old
