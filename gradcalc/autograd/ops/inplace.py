@@ -145,7 +145,7 @@ def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, cou
 
 
 def _unary_(name: str) -> Callable[[Tensor], Tensor]:
-    op = getattr(E, name)
+    op = E._ops[name]  # every row's function, including rows without a module-level name
 
     def method(self: Tensor) -> Tensor:
         return apply_inplace(self, op, f"{name}_")
