@@ -1,6 +1,7 @@
 """Engine benchmarks, printed side by side with their references in one run.
 
     python bench/engine.py [--quick] [--only scalar,big,mlp,deep,second]
+    python bench/engine.py --only jac,fwd,persample     (the function transforms and forward mode)
 
 Each benchmark is written once against the PyTorch API and run on gradcalc (`import gradcalc as torch`)
 and on PyTorch CPU, beside a hand-written NumPy forward+backward: the limit for an engine on NumPy.
@@ -213,6 +214,52 @@ def numpy_deep_chain(n: int, repeat: int) -> dict[str, float]:
     return {"time": best(once, repeat)}
 
 
+# -- forward mode and the function transforms ----------------------------------------------------------------
+def jacobians(T: ModuleType, repeat: int) -> dict[str, float]:
+    """The Jacobian of f: R^4 -> R^400 (an elementwise chain on a broadcast), by jacfwd and by jacrev: ms."""
+    c = T.tensor(np.linspace(0.5, 1.5, 400).reshape(100, 4))
+
+    def f(x: Any) -> Any:
+        z = x * c
+        for _ in range(4):
+            z = (z.sin() * z + z.exp() * 0.1).tanh()
+        return z.reshape(400)
+
+    x = T.tensor([0.1, 0.2, 0.3, 0.4])
+    fwd, rev = T.func.jacfwd(f), T.func.jacrev(f)
+    return {"jacfwd": best(lambda: fwd(x), repeat) * 1e3, "jacrev": best(lambda: rev(x), repeat) * 1e3}
+
+
+def forward_chain(T: ModuleType, n: int, repeat: int) -> dict[str, float]:
+    """The scalar chain of `scalar_chain` (4 ops a step) in forward mode, on a dual 0-d tensor: µs per op."""
+    fw = T.autograd.forward_ad
+
+    def once() -> None:
+        with fw.dual_level():
+            x = fw.make_dual(T.tensor(0.5), T.tensor(1.0))
+            y = x
+            for _ in range(n):
+                y = (y * y + 1.0) ** -0.5 + x
+            fw.unpack_dual(y).tangent.item()
+
+    return {"op": best(once, repeat) * 1e6 / (4 * n)}
+
+
+def per_sample_grads(T: ModuleType, repeat: int) -> dict[str, float]:
+    """Per-sample gradients of a 2-layer MLP (10 -> 32 -> 4) over 64 samples by vmap(grad(loss)): ms."""
+    rng = np.random.default_rng(0)
+    params = {"w1": T.tensor(rng.standard_normal((32, 10)) * 0.3), "b1": T.tensor(np.zeros(32)),
+              "w2": T.tensor(rng.standard_normal((4, 32)) * 0.3), "b2": T.tensor(np.zeros(4))}
+    data, targets = T.tensor(rng.standard_normal((64, 10))), T.tensor(np.eye(4)[rng.integers(0, 4, 64)])
+
+    def loss(p: dict, x: Any, t: Any) -> Any:
+        h = T.relu(p["w1"] @ x + p["b1"])
+        return -(T.log_softmax(p["w2"] @ h + p["b2"], 0) * t).sum()
+
+    per_sample = T.func.vmap(T.func.grad(loss), in_dims=(None, 0, 0))
+    return {"time": best(lambda: per_sample(params, data, targets), repeat) * 1e3}
+
+
 # -- running ----------------------------------------------------------------------------------------------
 def sizes(quick: bool) -> dict[str, Any]:
     return {
@@ -239,6 +286,12 @@ def run_engine(T: ModuleType, only: set[str], sz: dict[str, Any]) -> dict[str, A
             out["deep_long"] = deep_chain(T, sz["deep_long"], 1)
     if "second" in only:
         out["second"] = second_derivative(T, sz["reps"], r)
+    if "jac" in only:
+        out["jac"] = jacobians(T, r)
+    if "fwd" in only:
+        out["fwd"] = forward_chain(T, sz["chain"], r)
+    if "persample" in only:
+        out["persample"] = per_sample_grads(T, r)
     return out
 
 
@@ -331,6 +384,15 @@ def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any]) -> list[
             add(f"deep chain {sz['deep_long']:.0e}", "deep_long", "time", "s", t_np, "completes", "numpy")
     if "second" in only:
         add("d²/dx² x³, grad twice", "second", "rep", "µs/rep", None, "≤ 0.5× torch", "torch")
+    if "jac" in only:
+        add("Jacobian R^4→R^400, jacfwd", "jac", "jacfwd", "ms", None, "≤ 1× torch", "torch")
+        add("Jacobian R^4→R^400, jacrev", "jac", "jacrev", "ms", None, "≤ 1× torch", "torch")
+        o = ours["jac"]
+        rows.append(("  jacfwd / jacrev", f"{o['jacfwd'] / o['jacrev']:.2f}×", "-", "-", "", "≤ 0.5×"))
+    if "fwd" in only:
+        add("scalar chain, forward-mode JVP", "fwd", "op", "µs/op", None, "≤ 0.5× torch", "torch")
+    if "persample" in only:
+        add("per-sample grads, MLP ×64", "persample", "time", "ms", None, "(report)", "torch")
     return rows
 
 

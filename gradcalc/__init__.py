@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 
-from . import autograd
+from . import autograd, func
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -22,6 +22,7 @@ from .autograd.grad_mode import (
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
 from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
 from .autograd.tensor import DType, Size, Tensor
+from .func import vmap
 
 __version__ = "0.1.0"
 
@@ -44,7 +45,7 @@ def get_default_dtype() -> DType:
 
 
 __all__ = [
-    "DType", "Size", "Tensor", "autograd", "enable_grad", "inference_mode", "is_anomaly_check_nan_enabled",
-    "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
+    "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "vmap", "inference_mode",
+    "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import functional, graph
+from . import forward_ad, functional, graph
 from .differentiate import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import (
@@ -32,7 +32,8 @@ from .tensor import Tensor
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
 __all__ = [
-    "Function", "FunctionCtx", "Node", "Tensor", "backward", "detect_anomaly", "enable_grad", "functional", "graph",
+    "Function", "FunctionCtx", "Node", "Tensor", "backward", "detect_anomaly", "enable_grad", "forward_ad",
+    "functional", "graph",
     "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
     "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_detect_anomaly", "set_grad_enabled",
 ]

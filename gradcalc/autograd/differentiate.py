@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from . import forward_ad, grad_mode
 from .engine import _check_roots, run_backward, unused_message, warn_create_graph_cycle
 from .tensor import Tensor
 
@@ -43,6 +44,8 @@ def backward(
         retain_graph = create_graph
     if create_graph:
         warn_create_graph_cycle()
+    if grad_mode.forward_seen and forward_ad._pending:  # tangents first: backward may free what they need
+        forward_ad.force_pending()
     roots = _check_roots(outs, grads, "backward")
     wanted = _as_list(inputs) if inputs is not None else None
     if wanted is not None and not wanted:
@@ -96,6 +99,8 @@ def grad(
         retain_graph = create_graph
     if allow_unused is None:
         allow_unused = materialize_grads
+    if grad_mode.forward_seen and forward_ad._pending:
+        forward_ad.force_pending()
     roots = _check_roots(outs, grads, "grad")
     found = run_backward(
         roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False,

@@ -13,6 +13,7 @@ operations has derivatives of any order under `create_graph`.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import warnings
@@ -21,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad, grad_mode
 from .grad_mode import state
 from .hooks import watch
 from .node import Node
@@ -45,6 +47,14 @@ class FunctionCtx:
                     "store other values as attributes of ctx (ctx.name = value)"
                 )
         self.to_save = tensors
+
+    def save_for_forward(self, *tensors: Tensor | None) -> None:
+        """Keep tensors for `jvp` (forward mode): there `ctx.saved_tensors` gives these."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_forward keeps tensors (or None) only, but argument {i} is a "
+                                f"{type(t).__name__}; store other values as attributes of ctx")
+        self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors: Tensor) -> None:
         """Declare inputs that forward changed in place (and returns as outputs)."""
@@ -77,6 +87,9 @@ class _SavedFunctionOutput:
         return out
 
 
+_NO_CONTEXT = contextlib.nullcontext()
+
+
 class BackwardCFunction(FunctionCtx, Node):
     """The backward node of a custom Function (PyTorch's class of the same name); also its `ctx`.
 
@@ -97,6 +110,9 @@ class BackwardCFunction(FunctionCtx, Node):
     def saved_tensors(self) -> tuple[Any, ...]:  # type: ignore[override]
         """The tensors given to `save_for_backward`, checked: freed by an earlier backward, or changed in
         place since, is an error."""
+        during_jvp = self.__dict__.get("_jvp_saved")
+        if during_jvp is not None:  # inside `jvp`: what save_for_forward kept
+            return during_jvp
         return tuple(
             s.unpack(self) if type(s) is _SavedFunctionOutput else s for s in self.unpack_saved(False)
         )
@@ -217,17 +233,32 @@ class Function:
         needs = tuple(isinstance(a, Tensor) and a._requires_grad for a in every)
         ctx.needs_input_grad = needs
         recording = state.grad_enabled and any(needs)
+        # tangents of the arguments: forward runs on the primals only, and `jvp` gives the outputs' tangents
+        dual = grad_mode.forward_seen and any(forward_ad.carries(a) for a in every)
         previous = state.grad_enabled
         state.grad_enabled = False
         try:
-            if setup:
-                output = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, output)
-            else:
-                output = cls.forward(ctx, *args, **kwargs)
+            with forward_ad.suspended_all() if dual else _NO_CONTEXT:
+                if setup:
+                    output = cls.forward(*args, **kwargs)
+                    cls.setup_context(ctx, args, output)
+                else:
+                    output = cls.forward(ctx, *args, **kwargs)
         finally:
             state.grad_enabled = previous
-        return _wrap_outputs(ctx, every, output, recording)
+        wrapped = _wrap_outputs(ctx, every, output, recording)
+        if dual:
+            forward_ad.function_outputs(cls, ctx, every, wrapped)
+        return wrapped
+
+    @staticmethod
+    def jvp(ctx: Any, *grad_inputs: Any) -> Any:
+        """Optional: the outputs' tangents from the inputs' (`None` for an input without one), for
+        forward-mode AD; `ctx` is what forward (or setup_context) filled."""
+        raise NotImplementedError(
+            "this custom Function has no jvp: define @staticmethod jvp(ctx, *tangents) to use it with "
+            "forward-mode AD"
+        )
 
 
 def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output: Any, recording: bool) -> Any:

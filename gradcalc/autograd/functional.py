@@ -1,6 +1,8 @@
-"""Whole derivatives of a function: `jacobian` and `hessian`, as PyTorch's `torch.autograd.functional`.
+"""Whole derivatives of a function, as PyTorch's `torch.autograd.functional`: the products `vjp`, `jvp`,
+`vhp`, `hvp` (functional_products.py) and `jacobian`, `hessian` (here).
 
-Both are built on `autograd.grad`, one row at a time: row j of the Jacobian of an output is the gradient of
+`jacobian` is built on `autograd.grad`, one row at a time (or on forward mode, one column at a time, with
+`strategy="forward-mode"`): row j of the Jacobian of an output is the gradient of
 that output against the j-th basis vector as `grad_outputs`. Shapes and nesting are PyTorch's: the
 Jacobian of an output of shape `O` with respect to an input of shape `I` has shape `O + I`; a tuple of
 inputs (or of outputs) gives a tuple of such tensors (a tuple of tuples, outputs outside, for both).
@@ -13,11 +15,14 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad, grad_mode
 from .differentiate import grad
 from .grad_mode import enable_grad
 from .tensor import Tensor, version_of
 
 Inputs = Tensor | tuple[Tensor, ...]
+
+__all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 
 def _as_tuple(value: Any, what: str, fn: str) -> tuple[bool, tuple[Tensor, ...]]:
@@ -43,7 +48,10 @@ def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ..
         if create_graph and t._requires_grad:
             out.append(reshape(t, t._data.shape))
         else:
-            out.append(Tensor._make(t._data, False, None, version_of(t)).requires_grad_(True))
+            leaf = Tensor._make(t._data, False, None, version_of(t)).requires_grad_(True)
+            if grad_mode.forward_seen and forward_ad.carries(t):  # keep its tangents (forward-over-reverse)
+                leaf._fw = forward_ad._forced(t)
+            out.append(leaf)
     return tuple(out)
 
 
@@ -53,7 +61,8 @@ def _assemble(rows: list[Tensor], shape: tuple[int, ...], create_graph: bool) ->
     Under create_graph the rows are graph members and the stacking must be differentiable: it is written
     as the sum of each row placed by a constant one-hot column (a product that broadcasts), which needs
     only multiplication, addition and reshape."""
-    if not create_graph or not any(r._requires_grad for r in rows):
+    carrying = grad_mode.forward_seen and any(forward_ad.carries(r) for r in rows)
+    if not carrying and (not create_graph or not any(r._requires_grad for r in rows)):
         data = np.stack([r._data for r in rows]) if rows else np.zeros((0,))
         return Tensor._make(data.reshape(shape), False, None)
     from .ops.shape import reshape
@@ -82,13 +91,20 @@ def jacobian(
     One input, one output: a tensor of shape `output.shape + input.shape`. A tuple of inputs gives a tuple
     (one per input); a tuple of outputs a tuple (one per output) of those. `create_graph` records the
     computation so the Jacobian can be differentiated; `strict` makes an output independent of an input an
-    error (instead of zeros). `vectorize` and `strategy` are accepted for PyTorch compatibility; the result
-    is the same (computed row by row).
+    error (instead of zeros). `strategy="forward-mode"` (with `vectorize=True`, as PyTorch asks) computes it
+    a column at a time by forward-mode AD; `vectorize` alone changes nothing (rows are computed one by one).
     """
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f'jacobian: strategy must be "reverse-mode" or "forward-mode", not {strategy!r}')
     if strict and vectorize:
         raise RuntimeError("jacobian: strict=True and vectorize=True cannot be used together; drop one")
+    if strategy == "forward-mode":
+        if create_graph:
+            raise NotImplementedError('jacobian: strategy="forward-mode" does not support create_graph=True')
+        if not vectorize:
+            raise NotImplementedError('jacobian: strategy="forward-mode" is only implemented with vectorize=True '
+                                      "(as in PyTorch)")
+        return _forward_jacobian(func, inputs)
     with enable_grad():
         is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
         ins = _prepare(ins, create_graph)
@@ -195,3 +211,55 @@ def hessian(
     if not is_inputs_tuple:
         return result[0][0]
     return result
+
+
+def _forward_jacobian(func: Callable[..., Any], inputs: Inputs) -> Any:
+    """The Jacobian by forward mode: one JVP per input element, along its basis vector."""
+    from . import forward_ad as fw
+
+    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
+    columns: list[list[list[Tensor]]] = []  # per input, per element: the tangent of each output
+    outs: tuple[Tensor, ...] = ()
+    is_outputs_tuple = False
+    for k, x in enumerate(ins):
+        per_element = []
+        for j in range(x._data.size):
+            level = fw.enter_dual_level()
+            try:
+                duals = []
+                for i, y in enumerate(ins):
+                    t = np.zeros_like(y._data)
+                    if i == k:
+                        t.reshape(-1)[j] = 1
+                    duals.append(fw.make_dual(y.detach(), Tensor._make(t, False, None), level=level))
+                result = func(*duals)
+                is_outputs_tuple, outs = _as_tuple(result, "outputs of the function", "jacobian")
+                per_element.append([_tangent_or_zeros(o, level) for o in outs])
+            finally:
+                fw.exit_dual_level(level=level)
+        columns.append(per_element)
+    if not outs:  # every input is empty: the outputs come from one plain call
+        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the function", "jacobian")
+    result = []
+    for i, o in enumerate(outs):
+        blocks = []
+        for k, x in enumerate(ins):
+            shape = o._data.shape + x._data.shape
+            if not columns[k]:
+                blocks.append(Tensor._make(np.zeros(shape, dtype=x._data.dtype), False, None))
+                continue
+            stacked = np.stack([c[i]._data.reshape(-1) for c in columns[k]], axis=-1)
+            blocks.append(Tensor._make(stacked.reshape(shape), False, None))
+        result.append(tuple(blocks))
+    per_output = tuple(r if is_inputs_tuple else r[0] for r in result)
+    return per_output if is_outputs_tuple else per_output[0]
+
+
+def _tangent_or_zeros(o: Tensor, level: int) -> Tensor:
+    from . import forward_ad as fw
+
+    t = fw.unpack_dual(o, level=level).tangent
+    return Tensor._make(np.zeros_like(o._data), False, None) if t is None else t
+
+
+from .functional_products import hvp, jvp, vhp, vjp  # noqa: E402 - they build on this module's helpers

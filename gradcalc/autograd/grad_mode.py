@@ -40,6 +40,9 @@ state = _ThreadState()
 # `state.anomaly` (`state.inference`), a thread-local lookup paid once per operation otherwise
 anomaly_seen = False
 inference_seen = False
+# True once a forward-AD dual level was ever opened (autograd/forward_ad.py): until then operations skip
+# looking for tangents on their inputs
+forward_seen = False
 
 
 def is_grad_enabled() -> bool:

@@ -105,15 +105,29 @@ def gradcheck(
     rtol: float = 1e-3,
     raise_exception: bool = True,
     nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
     fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
-    """Check `func`'s backward against finite differences at `inputs` (a tensor or a tuple of arguments).
+    """Check `func`'s derivatives against finite differences at `inputs` (a tensor or a tuple of arguments).
 
     Every tensor input that requires grad is checked, with respect to every floating-point output.
     Returns True; on a mismatch raises `GradcheckError` naming the output, input, elements and both values
     (or returns False with `raise_exception=False`). Inputs should be float64: float32 is too coarse for
     finite differences. A backward that gives different results for the same input (beyond `nondet_tol`)
     fails too. `fast_mode` is accepted for PyTorch compatibility (the full check is always made).
+
+    As PyTorch's: `check_backward_ad` checks backward (the Jacobian by `autograd.grad`), `check_forward_ad`
+    forward mode (the Jacobian by JVPs, `forward_ad`); `check_undefined_grad` checks that backward given
+    zero output gradients gives zero input gradients; `check_batched_grad` (`check_batched_forward_grad`)
+    that vector-Jacobian (Jacobian-vector) products mapped with `func.vmap` over a batch of vectors agree
+    with the products computed one by one. `check_grad_dtypes` checks that each gradient has its input's
+    dtype. `masked` is accepted for compatibility.
     """
     args = _as_tuple(inputs)
     checked = [k for k, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad]
@@ -130,7 +144,29 @@ def gradcheck(
             )
     wrt = [args[k] for k in checked]
     outs = _float_outputs(func(*args))
+    numerical = _numerical(func, args, checked, [o._data.size for o in outs], eps)
+    if check_forward_ad:
+        forward = _forward_jacobian(func, args, checked, outs)
+        if not _compare(forward, numerical, outs, args, checked, atol, rtol, raise_exception, "forward-mode JVP"):
+            return False
+        if check_batched_forward_grad and not _check_batched(func, args, checked, raise_exception, forward=True):
+            return False
+    if not check_backward_ad:
+        return True
     analytic = _analytic(outs, wrt)
+    if check_grad_dtypes:
+        for o in outs:
+            if o._requires_grad:
+                gs = grad(o, wrt, grad_outputs=Tensor._make(np.ones_like(o._data), False, None), retain_graph=True,
+                          allow_unused=True)
+                for k, g in zip(checked, gs, strict=True):
+                    if g is not None and g._data.dtype != args[k]._data.dtype:
+                        return _fail(f"gradcheck: the gradient of input {k} is {g._data.dtype}, but the input is "
+                                     f"{args[k]._data.dtype}", raise_exception)
+    if check_undefined_grad and not _check_undefined(outs, wrt, checked, raise_exception):
+        return False
+    if check_batched_grad and not _check_batched(func, args, checked, raise_exception, forward=False):
+        return False
     again = _analytic(_float_outputs(func(*args)), wrt)
     for i, (rows_a, rows_b) in enumerate(zip(analytic, again, strict=True)):
         for c, (a, b) in enumerate(zip(rows_a, rows_b, strict=True)):
@@ -141,7 +177,12 @@ def gradcheck(
                     f"{np.abs(a - b).max():.6g}); raise nondet_tol if that is expected",
                     raise_exception,
                 )
-    numerical = _numerical(func, args, checked, [o._data.size for o in outs], eps)
+    return _compare(analytic, numerical, outs, args, checked, atol, rtol, raise_exception, "gradient")
+
+
+def _compare(analytic: list, numerical: list, outs: tuple[Tensor, ...], args: tuple, checked: list[int],
+             atol: float, rtol: float, raise_exception: bool, what: str) -> bool:
+    """The Jacobians against the numerical ones, entry by entry; the error names the mismatches."""
     for i, o in enumerate(outs):
         for c, k in enumerate(checked):
             a, n = analytic[i][c], numerical[i][c]
@@ -154,13 +195,87 @@ def gradcheck(
                 for r, e in bad[:MAX_LISTED]
             )
             more = f"\n  ... and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
-            note = " (the output does not require grad, so backward gives zeros)" if not o._requires_grad else ""
+            note = " (the output does not require grad, so backward gives zeros)" if not o._requires_grad and \
+                what == "gradient" else ""
             return _fail(
-                f"gradcheck: the gradient of output {i} with respect to input {k} disagrees with finite "
+                f"gradcheck: the {what} of output {i} with respect to input {k} disagrees with finite "
                 f"differences{note} at {len(bad)} of {a.size} entries (atol={atol}, rtol={rtol}):\n"
                 f"{entries}{more}\nnumerical Jacobian:\n{n}\nanalytic Jacobian:\n{a}",
                 raise_exception,
             )
+    return True
+
+
+def _forward_jacobian(func: Callable[..., Any], args: tuple, checked: list[int],
+                      outs: tuple[Tensor, ...]) -> list[list[np.ndarray]]:
+    """Per output and checked input, the Jacobian by forward mode: one JVP per input element."""
+    from . import forward_ad as fw
+
+    jac = [[np.zeros((o._data.size, args[k]._data.size)) for k in checked] for o in outs]
+    for c, k in enumerate(checked):
+        x = args[k]
+        for e in range(x._data.size):
+            basis = np.zeros(x._data.size, dtype=x._data.dtype)
+            basis[e] = 1
+            level = fw.enter_dual_level()
+            try:
+                call = list(args)
+                call[k] = fw.make_dual(x, Tensor._make(basis.reshape(x._data.shape), False, None), level=level)
+                for i, o in enumerate(_float_outputs(func(*call))):
+                    t = fw.unpack_dual(o, level=level).tangent
+                    if t is not None:
+                        jac[i][c][:, e] = t._data.astype(np.float64).reshape(-1)
+            finally:
+                fw.exit_dual_level(level=level)
+    return jac
+
+
+def _check_undefined(outs: tuple[Tensor, ...], wrt: list[Tensor], checked: list[int], raise_exception: bool) -> bool:
+    """Backward given zero output gradients (PyTorch's undefined ones) must give zero input gradients."""
+    for i, o in enumerate(outs):
+        if not o._requires_grad:
+            continue
+        zero = Tensor._make(np.zeros_like(o._data), False, None)
+        gs = grad(o, wrt, grad_outputs=zero, retain_graph=True, allow_unused=True)
+        for k, g in zip(checked, gs, strict=True):
+            if g is not None and np.any(g._data != 0):
+                return _fail(f"gradcheck: given a zero gradient for output {i}, backward gave a nonzero gradient "
+                             f"for input {k}; a backward must map zero gradients to zero", raise_exception)
+    return True
+
+
+def _check_batched(func: Callable[..., Any], args: tuple, checked: list[int], raise_exception: bool,
+                   forward: bool) -> bool:
+    """Products over a batch of random vectors by `func.vmap` against the same products one by one."""
+    from ..func import jvp, vjp, vmap
+
+    rng = np.random.default_rng(0)
+    wrt = [args[k] for k in checked]
+
+    def call(*xs: Tensor) -> tuple[Tensor, ...]:
+        full = list(args)
+        for k, x in zip(checked, xs, strict=True):
+            full[k] = x
+        return _float_outputs(func(*full))
+
+    if forward:
+        def product(*vs: Tensor) -> tuple[Tensor, ...]:
+            return jvp(call, tuple(wrt), vs)[1]
+        shapes = [x._data.shape for x in wrt]
+    else:
+        outs, fn = vjp(call, *wrt)
+        def product(*vs: Tensor) -> tuple[Tensor, ...]:
+            return fn(vs)
+        shapes = [o._data.shape for o in outs]
+    batch = [Tensor._make(rng.standard_normal((2, *s)), False, None) for s in shapes]
+    together = vmap(product)(*batch)
+    for b in range(2):
+        alone = product(*(Tensor._make(v._data[b], False, None) for v in batch))
+        for i, (t, a) in enumerate(zip(together, alone, strict=True)):
+            if not np.allclose(t._data[b], a._data, rtol=1e-10, atol=1e-12):
+                kind = "Jacobian-vector" if forward else "vector-Jacobian"
+                return _fail(f"gradcheck: batched {kind} products disagree with the products one by one (result "
+                             f"{i}, batch element {b})", raise_exception)
     return True
 
 
@@ -172,12 +287,21 @@ def gradgradcheck(
     eps: float = 1e-6,
     atol: float = 1e-5,
     rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
     raise_exception: bool = True,
     nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
     fast_mode: bool = False,
+    masked: bool | None = None,
 ) -> bool:
     """Check second derivatives: `gradcheck` of the map (inputs, grad_outputs) -> gradients of `func`
-    (computed with create_graph). Without `grad_outputs`, random ones (fixed seed) are used."""
+    (computed with create_graph). Without `grad_outputs`, random ones (fixed seed) are used.
+    `check_rev_over_rev` checks them by backward, `check_fwd_over_rev` by forward mode (the tangents of the
+    gradients); the other flags are `gradcheck`'s."""
     args = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
@@ -203,4 +327,7 @@ def gradgradcheck(
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivatives, args + gouts, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol, fast_mode=fast_mode)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, fast_mode=fast_mode,
+                     check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+                     check_batched_grad=check_batched_grad, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)

@@ -84,8 +84,9 @@ class Node:
     # recorded operation for the cyclic garbage collector to walk. `next_functions` shows PyTorch's form.
     # `_extras` is None unless a hook or retain_grad was registered on the node (hooks.Extras): the walk
     # checks it once per node. `_trace` is the front end's origin (or, under anomaly mode without one, the
-    # forward traceback); `_seq` the creation number.
-    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_extras", "_trace", "_seq", "__weakref__")
+    # forward traceback); `_seq` the creation number. `_fwd` (set only while forward-mode AD is in use) holds
+    # the inputs whose tangents the node's `jvp` needs.
+    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_extras", "_trace", "_seq", "_fwd", "__weakref__")
     num_outputs = 1
     # A node whose `apply` is written with Python operators and `ops.dual` functions only can run on bare
     # NumPy arrays when backward records nothing (no create_graph): no Tensor per intermediate gradient.
@@ -275,7 +276,8 @@ class SavedOutput:
     backward recorded with create_graph differentiates through it correctly.
     """
 
-    __slots__ = ("_data", "_vc", "_inference")
+    # `_fw`: the output's forward-AD tangents (set only when it has some), which the unpacked tensor carries
+    __slots__ = ("_data", "_vc", "_inference", "_fw")
 
     def __init__(self, t: Tensor) -> None:
         from .tensor import version_of
@@ -283,11 +285,18 @@ class SavedOutput:
         self._data = t._data
         self._vc = version_of(t)
         self._inference = t._inference
+        fw = getattr(t, "_fw", None)
+        if fw is not None:
+            self._fw = fw
 
     def unpack(self, node: Node) -> Tensor:
         from .tensor import Tensor
 
-        return Tensor._make(self._data, True, node, self._vc)
+        out = Tensor._make(self._data, True, node, self._vc)
+        fw = getattr(self, "_fw", None)
+        if fw is not None:
+            out._fw = fw
+        return out
 
 
 class AccumulateGrad(Node):

@@ -83,6 +83,9 @@ class Tensor:
         # An in-place change through a view rewrites its base's graph (ops/inplace.py).
         "_view_of",
         "_views",
+        # Set only on tensors that carry forward-AD tangents (autograd/forward_ad.py): a dict level ->
+        # tangent, or a pending computation of it; unset costs nothing
+        "_fw",
         "__weakref__",
     )
 
@@ -121,8 +124,9 @@ class Tensor:
         self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
 
     def numpy(self) -> np.ndarray:
-        """The underlying array (shared, not copied); an error when the tensor requires grad, as in PyTorch."""
-        if self._requires_grad:
+        """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode
+        is on, as in PyTorch (so a custom Function's forward, which runs with grad mode off, may call it)."""
+        if self._requires_grad and state.grad_enabled:
             raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
         return self._data
 
@@ -320,7 +324,12 @@ class Tensor:
         from .printing import tensor_repr
 
         name = self.grad_fn.name() if self.grad_fn is not None else None
-        return tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+        text = tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+        if getattr(self, "_fw", None) is not None and grad_mode.forward_seen:
+            from .forward_ad import tangent_repr
+
+            text = tangent_repr(self, text)
+        return text
 
     __str__ = __repr__
 

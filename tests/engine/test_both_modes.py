@@ -241,6 +241,18 @@ RECIPES: dict[str, list[Case]] = {
     "zero_": unary(inplace=True),
     "copy_": [C((2, 3), (2, 3), inplace=True), C((2, 3), (3,), inplace=True), C((), (), inplace=True)],
 }
+# the in-place form of every elementwise row, on a non-leaf (the ones with a domain of their own on it)
+RECIPES.update({f"{name}_": unary(inplace=True) for name in UNARY if f"{name}_" not in RECIPES})
+RECIPES.update({f"{name}_": unary(-0.9, 0.9, inplace=True) for name in ("abs", "sign", "sin", "tanh", "atan", "erf")})
+RECIPES.update({
+    "diag": [C((3,)), C((3, 3)), C((3,), args=(1,)), C((3, 4), args=(-1,))],
+    "movedim": [C((2, 3, 4), args=(0, 2)), C((2, 3, 4), args=((0, 1), (2, 0)))],
+    "moveaxis": [C((2, 3, 4), args=(0, 2))],
+    "sort": [C((2, 3)), C((2, 3), args=(0,)), C((4,), descending=True)],
+    "index_add": [C((4, 3), (2, 3), call=lambda f, x, v: f(x, 0, gradcalc.tensor([0, 2]), v))],
+    "index_add_": [C((4, 3), (2, 3), call=lambda f, x, v: f(x, 0, gradcalc.tensor([0, 2]), v), inplace=True)],
+    "cpu": unary(),
+})
 # the in-place methods again, through a view of their input and on a base under a view
 RECIPES["mul_"] += [C((2, 3), call=lambda f, x: on_view(f, x, 2.0)),
                     C((2, 3), call=lambda f, x: through_view(f, x, 2.0))]
@@ -252,7 +264,8 @@ NOT_DIFFERENTIABLE = {
     "arange", "empty", "eye", "full", "full_like", "linspace", "ones", "ones_like", "rand", "randn", "tensor",
     "zeros", "zeros_like", "manual_seed", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_",
+    "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
+    "is_cpu", "is_cuda",
 }
 
 # Node kinds no operation of the tables makes, each with where it is tested instead.
@@ -261,6 +274,7 @@ NOT_MADE_BY_OPERATIONS = {
     "function.BackwardCFunction": "autograd.Function's node (test_function.py)",
     "function.DelayedError": "once_differentiable's error node (test_function.py)",
     "arithmetic.NotImplemented_": "`//` on tensors records a node whose backward is an error, as PyTorch's",
+    "forward_ad._ForwardEdge": "forward mode's marker edge: never run by backward (test_forward_ad.py)",
 }
 
 

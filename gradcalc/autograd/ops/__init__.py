@@ -7,10 +7,24 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..tensor import Tensor
-from . import arithmetic, basic, creation, elementwise, indexing, inplace, linalg, reductions, shape
+from . import (
+    arithmetic,
+    basic,
+    creation,
+    device,
+    elementwise,
+    indexing,
+    inplace,
+    jvp_rules,  # noqa: F401 - imported for its effect: forward-mode rules of nodes of the modules above
+    linalg,
+    reductions,
+    reorder,
+    shape,
+)
 
+# later modules' entries replace earlier ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation,
+    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device,
 )
 
 FUNCTIONS: dict = {}

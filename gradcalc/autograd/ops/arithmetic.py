@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, grad_mode
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import NOTHING, SEQ, STAMP, Node, SavedOutput
@@ -61,6 +62,18 @@ class _Binary(Node):
 _new = object.__new__
 
 
+def plus(p: Any, q: Any) -> Any:
+    """p + q for forward-mode rules, where None is a zero tangent."""
+    if q is None:
+        return p
+    return q if p is None else p + q
+
+
+def scaled(t: Any, f: Any) -> Any:
+    """t * f for forward-mode rules, where a None tangent stays None."""
+    return None if t is None else t * f
+
+
 def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any) -> Tensor:
     """The result of a binary operation, recorded when grad mode is on and an input requires grad.
 
@@ -72,6 +85,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     ta = type(a) is Tensor and a._requires_grad
     tb = type(b) is Tensor and b._requires_grad
     if not ((ta or tb) and state.grad_enabled):
+        if grad_mode.forward_seen:
+            return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
         return Tensor._make(data, False, None)
     node = _new(cls)
     if ta:
@@ -108,6 +123,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
                 break
     if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
         STAMP.stamp(node)
+    if grad_mode.forward_seen:
+        return forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
     return Tensor._make(data, True, node)
 
 
@@ -124,6 +141,10 @@ class AddBackward0(_Binary):
         if second is not None:
             gb = g if self.other is None else g * self.other
         return self.grads(g if first is not None else None, gb)
+
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return plus(ta, tb if other is None else scaled(tb, other))
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -146,6 +167,10 @@ class AddBackward1(_Binary):
 
     def apply(self, g: Tensor) -> tuple:
         return (g,)
+
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return ta
 
 
 def add_scalar(a: Any, s: float) -> Any:
@@ -198,6 +223,10 @@ class SubBackward0(_Binary):
             gb = -g if self.other is None else g * -self.other
         return self.grads(g if needs(self, 0) else None, gb)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return plus(ta, None if tb is None else (-tb if other is None else tb * -other))
+
 
 def sub(a: Any, b: Any) -> Tensor:
     """a - b."""
@@ -232,6 +261,10 @@ class RsubBackward1(_Binary):
     def apply(self, g: Tensor) -> tuple:
         return self.grads(-g if needs(self, 0) else None, None)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return None if ta is None else -ta
+
 
 def rsub(a: Tensor, b: Any) -> Tensor:
     """b - a, for a number b (Python's `2 - x`)."""
@@ -258,6 +291,12 @@ class MulBackward0(_Binary):
         if first is not None:
             ga = times(b, g) if raw else g * b
         return self.grads(ga, gb)
+
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        if other is not None:  # times a number: `a` is the tensor
+            return scaled(ta, other)
+        return plus(scaled(ta, b), None if tb is None else a * tb)
 
 
 def mul(a: Any, b: Any) -> Tensor:
@@ -287,6 +326,10 @@ class MulBackward1(_Binary):
     def apply(self, g: Tensor) -> tuple:
         return (mul_scalar(g, self.other),)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return scaled(ta, other)
+
 
 def mul_scalar(a: Any, s: float) -> Any:
     """`a * s` inside a backward formula: recorded as MulBackward1, as PyTorch records it there."""
@@ -307,6 +350,13 @@ class DivBackward0(_Binary):
         gb = -g * ((a / b) / b) if needs(self, 1) else None  # PyTorch's form: inf, not nan, at b = 0
         return self.grads(ga, gb)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        if type(b) is not Tensor:
+            return None if ta is None else ta / b
+        # PyTorch's (self_t - other_t * result) / other_p
+        return plus(ta, None if tb is None else -(tb * out)) / b
+
 
 def div(a: Any, b: Any) -> Tensor:
     """a / b (true division)."""
@@ -324,6 +374,9 @@ class NegBackward0(Node):
 
     def apply(self, g: Tensor) -> tuple:
         return (-g,)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return -tangents[0]
 
 
 def neg(a: Tensor) -> Tensor:
@@ -348,6 +401,10 @@ class PowBackward0(_Binary):
         x = None
         return (times(f, g),)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return ta * 0.0 if other == 0 else ta * mul_scalar(a ** (other - 1), other)
+
 
 class PowBackward1(_Binary):
     """tensor ** tensor."""
@@ -367,6 +424,12 @@ class PowBackward1(_Binary):
             gb = mul(g, safe)
         return self.grads(ga, gb)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        first = None if ta is None else ta * (b * pow(a, sub(b, 1.0)))
+        second = None if tb is None else tb * E.where(_zero_base(a, b), 0.0, out * E.log(a))
+        return plus(first, second)
+
 
 class PowBackward2(_Binary):
     """number ** tensor: one edge, the exponent's."""
@@ -377,6 +440,9 @@ class PowBackward2(_Binary):
     def apply(self, g: Tensor) -> tuple:
         (out,) = self.unpack_saved(type(g) is not Tensor)
         return (self.grads(None, g * (out * float(np.log(self.other))))[1],)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return tangents[0] * (out * float(np.log(self.other)))
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:
@@ -434,6 +500,10 @@ class RemainderBackward0(_Binary):
     def apply(self, g: Tensor) -> tuple:
         return self.grads(g, None)
 
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return ta
+
 
 class RemainderBackward1(_Binary):
     __slots__ = ()
@@ -445,6 +515,10 @@ class RemainderBackward1(_Binary):
         ga = g if needs(self, 0) else None
         gb = mul(neg(g), floor_divide(a, b).detach()) if needs(self, 1) else None
         return self.grads(ga, gb)
+
+    @staticmethod
+    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        return plus(ta, None if tb is None else -(tb * floor_divide(a, b).detach()))
 
 
 def remainder(a: Any, b: Any) -> Tensor:

@@ -78,12 +78,40 @@ def logical_not(a: Tensor) -> Tensor:
     return Tensor._make(np.asarray(np.logical_not(a._data)), False, None)
 
 
-def _any(x: Tensor) -> Tensor:
-    return Tensor._make(np.asarray(x._data.any()), False, None)
+def _reduce_bool(x: Tensor, how: Any, dim: Any, keepdim: bool) -> Tensor:
+    d = x._data
+    if dim is None:
+        return Tensor._make(np.asarray(how(d)), False, None)
+    axes = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    for a in axes:
+        if not -max(d.ndim, 1) <= a < max(d.ndim, 1):
+            raise IndexError(f"dim {a} is out of range for a tensor of {d.ndim} dimensions")
+    axes = tuple(a % max(d.ndim, 1) for a in axes) if d.ndim else ()
+    return Tensor._make(np.asarray(how(d, axis=axes, keepdims=keepdim)), False, None)
 
 
-def _all(x: Tensor) -> Tensor:
-    return Tensor._make(np.asarray(x._data.all()), False, None)
+def _any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether any element is true (nonzero), overall or along `dim`: a bool tensor."""
+    return _reduce_bool(x, np.any, dim, keepdim)
+
+
+def _all(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+    """Whether every element is true (nonzero), overall or along `dim`: a bool tensor."""
+    return _reduce_bool(x, np.all, dim, keepdim)
+
+
+def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
+    """Whether |a - b| <= atol + rtol |b| everywhere (broadcasting), as PyTorch's `allclose`."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise TypeError("allclose() takes two tensors")
+    return bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def equal(a: Tensor, b: Tensor) -> bool:
+    """Whether the two tensors have the same shape and the same elements."""
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        raise TypeError("equal() takes two tensors")
+    return a._data.shape == b._data.shape and bool(np.array_equal(a._data, b._data))
 
 
 def isnan(x: Tensor) -> Tensor:
@@ -104,9 +132,10 @@ METHODS = {
     "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "__and__": logical_and, "__or__": logical_or, "__invert__": logical_not,
     "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not,
-    "any": _any, "all": _all, "isnan": isnan,
+    "any": _any, "all": _all, "isnan": isnan, "allclose": allclose, "equal": equal,
 }
 FUNCTIONS = {
     "detach": detach, "clone": clone, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not, "isnan": isnan,
+    "all": _all, "any": _any, "allclose": allclose, "equal": equal,
 }

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, grad_mode
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import SEQ, STAMP, Node, SavedOutput
@@ -87,10 +88,12 @@ class Times:
         self.factor = factor
 
 
-# name: (forward, node name, saves, backward(g, x, y)). Most derivatives are a factor times g, written
-# `Times(factor(x, y))`: a plain backward then writes the product into the factor when nothing else holds it
-# (a fresh intermediate, or a saved value let go), and skips it when g is a sum's constant 1.
-UNARY: dict[str, tuple[Callable[[np.ndarray], Any], str, str, Callable[[T, T, T], T] | Times]] = {
+# name: (forward, node name, saves, backward(g, x, y)[, jvp(x, y, tangent)]). The forward-mode rule is
+# derived from the backward formula (`forward_rule`) unless a row gives a 5th column. Most derivatives are a
+# factor times g, written `Times(factor(x, y))`: a plain backward then writes the product into the factor
+# when nothing else holds it (a fresh intermediate, or a saved value let go), and skips it when g is a sum's
+# constant 1.
+UNARY: dict[str, tuple[Any, ...]] = {
     "exp": (np.exp, "ExpBackward0", "y", Times(lambda x, y: y)),
     "expm1": (np.expm1, "Expm1Backward0", "y", Times(lambda x, y: A.add_scalar(y, 1.0))),
     "log": (np.log, "LogBackward0", "x", lambda g, x, y: g / x),
@@ -139,12 +142,25 @@ class UnaryNode(Node):
         return (times(f, g),)
 
 
-def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Any) -> Callable:
+def forward_rule(backward: Any) -> Callable[[T, T, T], T]:
+    """A row's forward-mode rule `jvp(x, y, tangent)`: an elementwise derivative is its own transpose, so
+    the tangent goes through the backward formula in the gradient's place (`factor(x, y) * tangent`), as
+    PyTorch's `auto_element_wise`."""
+    if isinstance(backward, Times):
+        factor = backward.factor
+        return lambda x, y, t: t * factor(x, y)
+    return lambda x, y, t: backward(t, x, y)
+
+
+def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backward: Any, *jvp_column: Any) -> Callable:
     formula = {"factor": staticmethod(backward.factor)} if isinstance(backward, Times) else {
         "backward_formula": staticmethod(backward)}
     names = {"self": SV.tensor(0)} if "x" in saves else {}
     names.update({"result": SV.tensor(1)} if "y" in saves else {})
-    cls = type(node_name, (UnaryNode,), {"__slots__": (), "saved_names": names, **formula})
+    # the optional 5th column: a forward-mode rule of the row's own, when the backward formula won't do
+    jvp = jvp_column[0] if jvp_column else forward_rule(backward)
+    body = {"__slots__": (), "saved_names": names, **formula, "jvp_rule": staticmethod(jvp)}
+    cls = type(node_name, (UnaryNode,), body)
     save_x, save_y = "x" in saves, "y" in saves
 
     # the result may overwrite a dying input only when backward does not need the input (and NumPy
@@ -163,6 +179,8 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
         if type(data) is not np.ndarray:  # NumPy gives scalars for 0-d inputs
             data = np.asarray(data)
         if not (x._requires_grad and state.grad_enabled):
+            if grad_mode.forward_seen:
+                return forward_ad.unary(jvp, x, Tensor._make(data, False, None))
             return Tensor._make(data, False, None)
         # `record` and `Node.save` inlined: these are the hottest operations after arithmetic
         node = _new(cls)
@@ -183,7 +201,7 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
             node._saved = None
         if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
             STAMP.stamp(node)
-        return out
+        return forward_ad.unary(jvp, x, out) if grad_mode.forward_seen else out
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}; its node is {node_name}."
@@ -467,6 +485,16 @@ class MaximumBackward0(A._Binary):
     saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
     keep = np.less  # the input masked out where keep(self, other): the smaller one, for maximum
+    wins = np.greater  # where the first input is the result, for the forward rule
+
+    @classmethod
+    def jvp(cls, a: Tensor, b: Tensor, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
+        # PyTorch's other_t + where(a == b, 0.5, a > b) * (self_t - other_t): half of each where equal
+        ad, bd = a._data, b._data
+        w = np.where(ad == bd, 0.5, cls.wins(ad, bd).astype(out._data.dtype))
+        first = None if ta is None else ta * _const(w)
+        second = None if tb is None else tb * _const(1.0 - w)
+        return A.plus(first, second)
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -482,6 +510,7 @@ class MaximumBackward0(A._Binary):
 class MinimumBackward0(MaximumBackward0):
     __slots__ = ()
     keep = np.greater
+    wins = np.less
 
 
 def _pairwise(a: Any, b: Any, ufunc: np.ufunc, cls: type[A._Binary], name: str) -> Tensor:

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, grad_mode
 from ..grad_mode import state
 from ..node import Node
 from ..tensor import Tensor
@@ -238,7 +239,8 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
     if _is_int(idx):  # the most common case, straight to its view
         return S.select(x, 0, idx) if x._data.ndim else _zero_dim_index()
     plan = _plan(x._data.shape, idx, reading=True)
-    if not (x._requires_grad and state.grad_enabled):  # nothing to record: one NumPy index
+    # nothing to record (and no tangent to carry): one NumPy index
+    if not (x._requires_grad and state.grad_enabled) and not (grad_mode.forward_seen and forward_ad.carries(x)):
         data = plan.take(x._data)
         if plan.adv is not None:
             return Tensor._make(data, False, None)

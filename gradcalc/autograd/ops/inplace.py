@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, grad_mode
 from ..grad_mode import state
 from ..hooks import move_retained
 from ..node import Node
@@ -25,7 +26,7 @@ from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
 from . import reductions as R
-from .core import needs, record
+from .core import needs, record, result
 
 
 def check_inplace(t: Tensor, what: str) -> None:
@@ -59,19 +60,27 @@ def check_inplace(t: Tensor, what: str) -> None:
 
 
 def _alias(t: Tensor) -> Tensor:
-    """The tensor as it is before the change: same place in the graph, its own copy of the values."""
+    """The tensor as it is before the change: same place in the graph, its own copy of the values (and
+    its tangents, under forward mode)."""
     a = Tensor._make(t._data.copy(), t._requires_grad, t.grad_fn)
     a._output_nr = t._output_nr
+    if grad_mode.forward_seen and forward_ad.carries(t):
+        a._fw = forward_ad._forced(t)
     return a
 
 
 def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *others: Any) -> Tensor:
     """Run `compute` out of place and write its result into `t`."""
     check_inplace(t, what)
+    if grad_mode.forward_seen and forward_ad._pending:  # tangents read values this change overwrites
+        forward_ad.force_pending()
     recording = state.grad_enabled and (
         t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
     )
-    new = compute(_alias(t) if recording else t)
+    dual = grad_mode.forward_seen and (forward_ad.carries(t) or any(forward_ad.carries(o) for o in others))
+    new = compute(_alias(t) if recording or dual else t)
+    # the new tangents, computed before the values they derive from are overwritten
+    tangents = forward_ad._forced(new) if dual else None
     data = t._data
     if not data.flags.writeable:
         raise RuntimeError(
@@ -85,6 +94,13 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
     np.copyto(data, new._data, casting="unsafe")
     counter = version_of(t)
     counter.value += 1
+    if dual:
+        t._fw = tangents or None
+        views_root = getattr(t, "_view_of", None)
+        if views_root is not None or getattr(t, "_views", None):
+            # views share their base's tangent: write the view's new tangent into the base's, and re-read
+            # every other live view's from it
+            forward_ad.share_with_views(views_root if views_root is not None else t, t)
     node = new.grad_fn
     if recording and node is not None:
         _rebind_saved_output(node, new._data, data, counter)
@@ -122,6 +138,17 @@ def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, cou
             node._versions = versions
 
 
+def _unary_(name: str) -> Callable[[Tensor], Tensor]:
+    op = E._ops[name]  # every row's function, including rows without a module-level name
+
+    def method(self: Tensor) -> Tensor:
+        return apply_inplace(self, op, f"{name}_")
+
+    method.__name__ = f"{name}_"
+    method.__doc__ = f"In-place {name}: writes the result into this tensor."
+    return method
+
+
 def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None) -> Callable[..., Tensor]:
     def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
         if ufunc is not None and not args and not kwargs and _in_numpy(self, other):
@@ -140,6 +167,8 @@ def _in_numpy(t: Tensor, other: Any) -> bool:
     """Whether an in-place arithmetic change can be NumPy's own in-place operation (as an optimizer step
     under no_grad is): nothing to record, and the result keeps the tensor's shape and dtype."""
     if state.grad_enabled and (t._requires_grad or (type(other) is Tensor and other._requires_grad)):
+        return False
+    if grad_mode.forward_seen and (forward_ad.carries(t) or forward_ad.carries(other) or forward_ad._pending):
         return False
     d = t._data
     if d.dtype.kind != "f" or not d.flags.writeable:
@@ -163,7 +192,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
 
     def compute(t: Tensor) -> Tensor:
         node = record(cls, t, value)
-        return Tensor._make(np.full_like(t._data, v), node is not None, node)
+        return result(np.full_like(t._data, v), node)
 
     return apply_inplace(self, compute, "fill_", value)
 
@@ -191,7 +220,7 @@ def zero_(self: Tensor) -> Tensor:
 
     def compute(t: Tensor) -> Tensor:
         node = record(ZeroBackward0, t)
-        return Tensor._make(np.zeros_like(t._data), node is not None, node)
+        return result(np.zeros_like(t._data), node)
 
     return apply_inplace(self, compute, "zero_")
 
@@ -212,7 +241,7 @@ def copy_(self: Tensor, src: Any) -> Tensor:
         if node is not None:
             node.src_shape = s._data.shape
         data = np.array(np.broadcast_to(s._data, t._data.shape), dtype=t._data.dtype)
-        return Tensor._make(data, node is not None, node)
+        return result(data, node)
 
     return apply_inplace(self, compute, "copy_", src)
 
@@ -331,7 +360,7 @@ def take(x: Tensor, index: Any) -> Tensor:
     node = record(IndexBackward0, x)
     if node is not None:
         node.index, node.shape = index, x._data.shape
-    return Tensor._make(np.array(x._data[index]), node is not None, node)
+    return result(np.array(x._data[index]), node)
 
 
 def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
@@ -341,7 +370,7 @@ def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
     node = record(_PutBackward, g)
     if node is not None:
         node.index = index
-    return Tensor._make(data, node is not None, node)
+    return result(data, node)
 
 
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
@@ -364,7 +393,6 @@ METHODS: dict[str, Callable] = {
     "zero_": zero_,
     "copy_": copy_,
     "clamp_": clamp_,
-    "exp_": lambda self: apply_inplace(self, E.exp, "exp_"),
-    "sigmoid_": lambda self: apply_inplace(self, E.sigmoid, "sigmoid_"),
-    "relu_": lambda self: apply_inplace(self, E.relu, "relu_"),
+    # one in-place form per row of the elementwise table (`sin_`, `exp_`, `relu_`, ...)
+    **{f"{name}_": _unary_(name) for name in E.UNARY},
 }

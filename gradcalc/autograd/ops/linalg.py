@@ -58,6 +58,7 @@ class DotBackward0(Node):
     __slots__ = ()
     saved_names = {"self": SV.tensor(0), "tensor": SV.tensor(1)}
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(dot, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
@@ -77,11 +78,19 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return result(np.dot(a._data, b._data), node)
 
 
+def _bilinear_jvp(op: Any, inputs: tuple, tangents: tuple) -> Any:
+    """The forward-mode rule of a product `op(a, b)`: op(ta, b) + op(a, tb)."""
+    (a, b), (ta, tb) = inputs, tangents
+    first = None if ta is None else op(ta, b)
+    return first if tb is None else (op(a, tb) if first is None else first + op(a, tb))
+
+
 # -- mv ------------------------------------------------------------------------------------------------------
 class MvBackward0(Node):
     __slots__ = ()
     saved_names = {"self": SV.tensor(0), "vec": SV.tensor(1)}
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mv, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -112,6 +121,7 @@ class MmBackward0(Node):
     __slots__ = ("column_major",)
     saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mm, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -157,6 +167,7 @@ class BmmBackward0(Node):
     __slots__ = ()
     saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
+    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(bmm, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor

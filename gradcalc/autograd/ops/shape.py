@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, grad_mode
 from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor, Version
@@ -50,7 +51,7 @@ def dim_index(dim: Any, ndim: int) -> int:
 def _view(data: np.ndarray, base: Tensor, node: Node | None) -> Tensor:
     """An output that is a view of `base`'s array: registered as PyTorch's views are (it shares `base`'s
     version counter, and in-place changes through either keep both graphs right)."""
-    out = Tensor._make(data, node is not None, node)
+    out = result(data, node)
     register_view(out, base)
     return out
 
@@ -718,6 +719,8 @@ def _squeeze_(x: Tensor, dim: int) -> Tensor:
     version = Version()
     version.value = 1
     data = np.squeeze(x._data, axis=removed) if removed else x._data
+    if node is not None and grad_mode.forward_seen:
+        return forward_ad.output(data, node, version)
     return Tensor._make(data, node is not None, node, version)
 
 

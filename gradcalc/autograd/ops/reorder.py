@@ -1,0 +1,215 @@
+"""Operations that move elements to other places: `sort`, `movedim`, `diag`, `index_add`.
+
+Their backward formulas are written with advanced indexing (`indexing.index`, `indexing.index_put_zeros`),
+which is differentiable, so each can be differentiated again (and carries tangents: forward mode gets its
+rules from the backward formulas, see forward_ad.py).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..node import Node
+from ..tensor import Tensor
+from . import indexing as I
+from . import shape as S
+from .core import needs, record, result
+from .reductions import _ValuesIndices, return_types
+
+
+# -- sort ----------------------------------------------------------------------------------------------------
+class SortBackward0(Node):
+    """The gradient goes back to where each value came from."""
+
+    __slots__ = ("in_shape", "index")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        if type(g) is Tensor:
+            return (I.index_put_zeros(g, self.index, self.in_shape),)
+        return (I._scatter_add(g, self.index, self.in_shape),)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return I.index(tangents[0], self.index) if self.index != () else tangents[0]
+
+
+return_types.sort = type("sort", (_ValuesIndices,), {"__slots__": (), "_name": "sort",  # type: ignore[attr-defined]
+                                                      "__qualname__": "return_types.sort"})
+
+
+def _full_index(shape: tuple[int, ...], d: int, idx: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The advanced index that picks, along dimension `d`, the positions `idx` (of `shape`)."""
+    grids = list(np.indices(shape, sparse=True))
+    grids[d] = idx
+    return tuple(grids)
+
+
+def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """The values of `x` sorted along `dim` and the indices they came from (`(values, indices)`, as
+    `torch.return_types.sort`). NaN sorts as the largest value, as in PyTorch."""
+    d = x._data
+    if d.ndim == 0:
+        node = record(SortBackward0, x)
+        if node is not None:
+            node.in_shape, node.index = (), ()
+        return return_types.sort(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
+    axis = S.dim_index(dim, d.ndim)
+    key = d
+    if descending:
+        key = -d.astype(np.float64) if d.dtype.kind != "f" else -d
+        if d.dtype.kind == "f":
+            key = np.where(np.isnan(d), -np.inf, key)  # NaN first when descending
+    idx = np.argsort(key, axis=axis, kind="stable")
+    index = _full_index(d.shape, axis, idx)
+    node = record(SortBackward0, x)
+    if node is not None:
+        node.in_shape, node.index = d.shape, index
+    return return_types.sort(result(d[index], node), Tensor._make(idx.astype(np.int64), False, None))
+
+
+# -- movedim -------------------------------------------------------------------------------------------------
+def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
+    """`x` with dimensions `source` (an int or a tuple) moved to positions `destination`; the others keep
+    their order (a view, recorded as PyTorch's permute)."""
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: source has {len(src)} dimensions but destination has {len(dst)}; "
+                           "they must name as many")
+    n = x._data.ndim
+    src = tuple(S.dim_index(s, n) for s in src)
+    dst = tuple(S.dim_index(s, n) for s in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise RuntimeError("movedim: a dimension is repeated in source or destination")
+    order = [i for i in range(n) if i not in src]
+    perm = [0] * n
+    for s, t in zip(src, dst, strict=True):
+        perm[t] = s
+    rest = iter(order)
+    for i in range(n):
+        if i not in dst:
+            perm[i] = next(rest)
+    return S.permute(x, perm)
+
+
+# -- diag ----------------------------------------------------------------------------------------------------
+def _diagonal_index(rows: int, cols: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The (row, column) positions of diagonal `k` of a rows × cols matrix."""
+    start_r, start_c = (0, k) if k >= 0 else (-k, 0)
+    n = max(0, min(rows - start_r, cols - start_c))
+    r = np.arange(n)
+    return r + start_r, r + start_c
+
+
+class DiagEmbedBackward0(Node):
+    """diag of a vector: the gradient is the diagonal of the incoming one."""
+
+    __slots__ = ("index",)
+
+    def apply(self, g: Tensor) -> tuple:
+        return (I.index(g, self.index),)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return I.index_put_zeros(tangents[0], self.index, out._data.shape)
+
+
+class DiagonalBackward0_copy(Node):  # noqa: N801 - PyTorch's name (its diag of a matrix is diagonal_copy)
+    """diag of a matrix: the gradient goes back onto the diagonal."""
+
+    __slots__ = ("in_shape", "index")
+
+    def apply(self, g: Tensor) -> tuple:
+        return (I.index_put_zeros(g, self.index, self.in_shape),)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        return I.index(tangents[0], self.index)
+
+
+def diag(x: Tensor, diagonal: int = 0) -> Tensor:
+    """A vector's square matrix with the vector on diagonal `diagonal`, or a matrix's diagonal `diagonal`
+    as a vector (above the main one for positive, below for negative)."""
+    d, k = x._data, int(diagonal)
+    if d.ndim == 1:
+        n = d.shape[0] + abs(k)
+        index = _diagonal_index(n, n, k)
+        out = np.zeros((n, n), dtype=d.dtype)
+        out[index] = d
+        node = record(DiagEmbedBackward0, x)
+        if node is not None:
+            node.index = index
+        return result(out, node)
+    if d.ndim != 2:
+        raise RuntimeError(f"diag: the input must be a vector or a matrix, not a tensor of {d.ndim} dimensions")
+    index = _diagonal_index(d.shape[0], d.shape[1], k)
+    node = record(DiagonalBackward0_copy, x)
+    if node is not None:
+        node.in_shape, node.index = d.shape, index
+    return result(d[index].copy(), node)
+
+
+# -- index_add -----------------------------------------------------------------------------------------------
+class IndexAddBackward0(Node):
+    """x + source added at `index` along `dim`: x gets the gradient, source the rows it was added to."""
+
+    __slots__ = ("picker", "alpha")
+
+    def apply(self, g: Tensor) -> tuple:
+        gx = g if needs(self, 0) else None
+        gs = None
+        if needs(self, 1):
+            gs = I.index(g, self.picker)
+            if self.alpha != 1:
+                gs = gs * self.alpha
+        return (gx, gs)
+
+    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        tx, ts = tangents
+        added = None
+        if ts is not None:
+            added = I.index_put_zeros(ts * self.alpha if self.alpha != 1 else ts, self.picker, out._data.shape)
+        return added if tx is None else (tx if added is None else tx + added)
+
+
+def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """`x` with `alpha * source` added at the positions `index` (a 1-D integer tensor) along `dim`;
+    repeated positions add up."""
+    d = S.dim_index(dim, max(x._data.ndim, 1))
+    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
+    if idx.ndim > 1 or (idx.size and idx.dtype.kind not in "iu"):
+        raise RuntimeError("index_add: index must be a 1-D tensor of integers")
+    idx = idx.reshape(-1).astype(np.int64)
+    src = source._data if isinstance(source, Tensor) else np.asarray(source)
+    n = x._data.shape[d] if x._data.ndim else 1
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise IndexError(f"index_add: an index is out of range for dimension {d} of size {n}")
+    expected = x._data.shape[:d] + (idx.size,) + x._data.shape[d + 1:] if x._data.ndim else (idx.size,)
+    if src.shape != expected and not (x._data.ndim == 0 and src.size == idx.size):
+        raise RuntimeError(f"index_add: source has shape {tuple(src.shape)}, but it must have shape "
+                           f"{tuple(expected)} (the input's, with {idx.size} along dimension {d})")
+    picker = (slice(None),) * d + (idx,)
+    out = x._data.copy()
+    np.add.at(out, picker if x._data.ndim else (), src * alpha if alpha != 1 else src)
+    node = record(IndexAddBackward0, x, source)
+    if node is not None:
+        node.picker, node.alpha = picker, alpha
+    return result(out, node)
+
+
+def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
+    """In-place `index_add`: adds `alpha * source` into this tensor at `index` along `dim`."""
+    from .inplace import apply_inplace
+
+    return apply_inplace(self, lambda t: index_add(t, dim, index, source, alpha=alpha), "index_add_", source)
+
+
+METHODS = {
+    "index_add_": index_add_,
+    "sort": sort,
+    "movedim": movedim,
+    "moveaxis": movedim,
+    "diag": diag,
+    "index_add": index_add,
+}
+FUNCTIONS = {"sort": sort, "movedim": movedim, "moveaxis": movedim, "diag": diag, "index_add": index_add}
