@@ -82,6 +82,8 @@ class Tensor:
         # An in-place change through a view rewrites its base's graph (ops/inplace.py).
         "_view_of",
         "_views",
+        # Set (True) only on the tensors gradcalc.nn.Parameter makes: they print as PyTorch's parameters
+        "_param",
         "__weakref__",
     )
 
@@ -307,7 +309,8 @@ class Tensor:
         from .printing import tensor_repr
 
         name = self.grad_fn.name() if self.grad_fn is not None else None
-        return tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+        text = tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
+        return "Parameter containing:\n" + text if getattr(self, "_param", False) else text
 
     __str__ = __repr__
 
