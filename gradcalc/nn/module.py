@@ -91,11 +91,6 @@ class Module:
             raise TypeError(
                 f"cannot register a {type(param).__name__} as parameter {name!r}: wrap it in nn.Parameter(...)"
             )
-        if param is not None and param.grad_fn is not None:
-            raise ValueError(
-                f"cannot assign a computed (non-leaf) tensor to parameter {name!r}: parameters must be leaves; "
-                "compute it in forward instead, or assign nn.Parameter(value.detach())"
-            )
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -342,11 +337,11 @@ class Module:
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         errors = []
-        if strict:
-            if unexpected:
-                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+        if strict:  # PyTorch's order: missing keys, unexpected keys, then the per-key errors
             if missing:
                 errors.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+            if unexpected:
+                errors.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
         todo = []
         for key, target in own.items():
             if key not in state_dict:
