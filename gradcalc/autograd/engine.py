@@ -142,6 +142,7 @@ def run_backward(
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
     releasing, state.releasing = state.releasing, not retain_graph and not create_graph
+    wanted, state.wanted = state.wanted, (None if needed is None else needed | set(capture))
     try:
         while ready:
             node = ready.pop()
@@ -199,6 +200,7 @@ def run_backward(
             outs = None
     finally:
         state.grad_enabled, state.releasing = recording, releasing
+        state.wanted = wanted
     return captured if not accumulate else None
 
 
