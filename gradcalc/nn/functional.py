@@ -10,14 +10,8 @@ import warnings
 
 from ..autograd.ops import elementwise as _E
 from ..autograd.ops import reductions as _R
-from ..autograd.ops.losses import (
-    binary_cross_entropy,
-    binary_cross_entropy_with_logits,
-    cross_entropy,
-    l1_loss,
-    mse_loss,
-    nll_loss,
-)
+from ..autograd.ops.classification import cross_entropy, nll_loss
+from ..autograd.ops.losses import binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss, mse_loss
 from ..autograd.ops.nn import gelu, linear, silu
 from ..autograd.tensor import Tensor
 

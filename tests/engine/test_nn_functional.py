@@ -81,6 +81,23 @@ CASES: dict[str, tuple[Any, list[tuple[int, ...]]]] = {
     "cross_entropy_4d_none": (
         lambda L, x: F(L).cross_entropy(x, L.tensor([[[0, 1]], [[2, 3]]]), reduction="none"), [(2, 4, 1, 2)]
     ),
+    "cross_entropy_smoothing": (lambda L, x: F(L).cross_entropy(x, L.tensor([0, 3, 1]), label_smoothing=0.1), [(3, 4)]),
+    "cross_entropy_smoothing_weight_ignore": (
+        lambda L, x: F(L).cross_entropy(
+            x, L.tensor([0, 3, -100]), weight=L.tensor([1.0, 2.0, 3.0, 4.0]), label_smoothing=0.2
+        ),
+        [(3, 4)],
+    ),
+    "cross_entropy_smoothing_none": (
+        lambda L, x: F(L).cross_entropy(x, L.tensor([0, 3, 1]), label_smoothing=0.3, reduction="none"), [(3, 4)]
+    ),
+    "cross_entropy_smoothing_sum_3d": (
+        lambda L, x: F(L).cross_entropy(x, L.tensor([[0, 1], [2, 3]]), label_smoothing=0.1, reduction="sum"),
+        [(2, 4, 2)],
+    ),
+    "cross_entropy_probs_smoothing": (
+        lambda L, x, t: F(L).cross_entropy(x, t.detach().softmax(1), label_smoothing=0.25), [(3, 4), (3, 4)]
+    ),
     "nll_sum": (lambda L, x: F(L).nll_loss(x, L.tensor([0, 3, 1]), reduction="sum"), [(3, 4)]),
 }
 

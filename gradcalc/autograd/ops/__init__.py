@@ -7,10 +7,24 @@ from __future__ import annotations
 from types import ModuleType
 
 from ..tensor import Tensor
-from . import arithmetic, basic, creation, elementwise, indexing, inplace, linalg, losses, nn, reductions, shape
+from . import (
+    arithmetic,
+    basic,
+    classification,
+    creation,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    losses,
+    nn,
+    reductions,
+    shape,
+)
 
 MODULES: tuple[ModuleType, ...] = (
     arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, nn, losses,
+    classification,
 )
 
 FUNCTIONS: dict = {}
