@@ -251,3 +251,20 @@ def test_errors() -> None:
         m.register_parameter("v", gradcalc.ones(1, requires_grad=True) * 2)
     with pytest.raises(TypeError, match="is not a Module"):
         nn.Sequential(1)
+
+
+def test_deepcopy_copies_parameters_and_grads() -> None:
+    import copy
+
+    net = gradcalc.nn.Sequential(gradcalc.nn.Linear(2, 3), gradcalc.nn.Tanh(), gradcalc.nn.Linear(3, 1))
+    net(gradcalc.ones(4, 2)).sum().backward()
+    twin = copy.deepcopy(net)
+    for (name, a), (_, b) in zip(net.named_parameters(), twin.named_parameters(), strict=True):
+        assert isinstance(b, gradcalc.nn.Parameter) and b is not a and b.is_leaf and b.requires_grad, name
+        np.testing.assert_array_equal(b.detach().numpy(), a.detach().numpy())
+        np.testing.assert_array_equal(b.grad.numpy(), a.grad.numpy())
+    with gradcalc.no_grad():
+        twin[0].weight.mul_(0)
+    assert net[0].weight.detach().numpy().any()
+    with pytest.raises(RuntimeError, match="leaf"):
+        copy.deepcopy(net[0].weight * 2)

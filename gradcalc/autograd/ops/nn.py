@@ -280,6 +280,29 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return result(np.asarray(data, dtype=x._data.dtype), node)
 
 
+# -- deepcopy ------------------------------------------------------------------------------------------------
+def deepcopy_tensor(self: Tensor, memo: dict) -> Tensor:
+    """`copy.deepcopy(t)` of a leaf, as PyTorch's: a new leaf with a copy of the data, the same requires_grad,
+    a deep copy of `.grad`, and still a Parameter if it was one (so `copy.deepcopy(net)` copies a network)."""
+    if self.grad_fn is not None:
+        raise RuntimeError(
+            "only leaf tensors (made directly, not computed) can be deep-copied; deep-copy t.detach() instead"
+        )
+    found = memo.get(id(self))
+    if found is not None:
+        return found
+    new = Tensor._make(self._data.copy(), self._requires_grad, None)
+    if getattr(self, "_param", False):
+        new._param = True
+    memo[id(self)] = new
+    if self._grad is not None:
+        new._grad = deepcopy_tensor(self._grad, memo)
+    return new
+
+
 # gelu and silu are not in PyTorch's top-level namespace: they are reached through gradcalc.nn.functional
 FUNCTIONS = {"addmm": addmm}
-METHODS = {"addmm": lambda self, mat1, mat2, *, beta=1, alpha=1: addmm(self, mat1, mat2, beta=beta, alpha=alpha)}
+METHODS = {
+    "addmm": lambda self, mat1, mat2, *, beta=1, alpha=1: addmm(self, mat1, mat2, beta=beta, alpha=alpha),
+    "__deepcopy__": deepcopy_tensor,
+}
