@@ -268,3 +268,22 @@ def test_deepcopy_copies_parameters_and_grads() -> None:
     assert net[0].weight.detach().numpy().any()
     with pytest.raises(RuntimeError, match="leaf"):
         copy.deepcopy(net[0].weight * 2)
+
+
+def test_float32_network_matches_torch() -> None:
+    found = []
+    for lib in (torch, gradcalc):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 8, dtype=lib.float32), lib.nn.GELU(), lib.nn.Linear(8, 2))
+        net[2].float()
+        found.append(net)
+    copy_weights(found[0], found[1])
+    found[1].float()
+    x = np.random.default_rng(0).standard_normal((4, 3)).astype("float32")
+    outs = []
+    for lib, net in zip((torch, gradcalc), found, strict=True):
+        y = net(lib.tensor(x))
+        y.sum().backward()
+        outs.append((y.detach().numpy(), str(y.dtype), net[0].weight.grad.numpy()))
+    assert outs[1][1] == outs[0][1] == "torch.float32"
+    np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-5, atol=1e-6)
