@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref as _weakref
 from typing import Any
 
 import numpy as np
@@ -82,8 +83,6 @@ class Tensor:
         # An in-place change through a view rewrites its base's graph (ops/inplace.py).
         "_view_of",
         "_views",
-        # Set (True) only on the tensors gradcalc.nn.Parameter makes: they print as PyTorch's parameters
-        "_param",
         "__weakref__",
     )
 
@@ -310,7 +309,7 @@ class Tensor:
 
         name = self.grad_fn.name() if self.grad_fn is not None else None
         text = tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
-        return "Parameter containing:\n" + text if getattr(self, "_param", False) else text
+        return "Parameter containing:\n" + text if is_parameter(self) else text
 
     __str__ = __repr__
 
@@ -357,6 +356,24 @@ class DType:
     @property
     def is_floating_point(self) -> bool:
         return self.np.kind == "f"
+
+
+# The tensors gradcalc.nn.Parameter made, by id, each with a weak reference that forgets it when the tensor
+# dies: they print as PyTorch's parameters. A registry rather than a slot, so that every other tensor keeps
+# its size (a slot more would move each tensor up a size class of the allocator).
+_PARAMETERS: dict[int, Any] = {}
+
+
+def mark_parameter(t: Tensor) -> None:
+    """Make `t` a parameter (as `gradcalc.nn.Parameter` does)."""
+    key = id(t)
+    _PARAMETERS[key] = _weakref.ref(t, lambda _ref, key=key: _PARAMETERS.pop(key, None))
+
+
+def is_parameter(t: Any) -> bool:
+    """Whether `t` is a tensor made by `gradcalc.nn.Parameter`."""
+    ref = _PARAMETERS.get(id(t))
+    return ref is not None and ref() is t
 
 
 def _is_floatlike(data: Any) -> bool:

@@ -287,3 +287,15 @@ def test_float32_network_matches_torch() -> None:
     assert outs[1][1] == outs[0][1] == "torch.float32"
     np.testing.assert_allclose(outs[1][0], outs[0][0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(outs[1][2], outs[0][2], rtol=1e-5, atol=1e-6)
+
+
+def test_parameter_mark_dies_with_the_tensor() -> None:
+    from gradcalc.autograd import tensor as tensor_module
+
+    before = len(tensor_module._PARAMETERS)
+    p = gradcalc.nn.Parameter(gradcalc.ones(2))
+    (p * 2).sum().backward()
+    assert len(tensor_module._PARAMETERS) == before + 1
+    del p
+    assert len(tensor_module._PARAMETERS) == before
+    assert not any(isinstance(gradcalc.ones(2), gradcalc.nn.Parameter) for _ in range(100))

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..node import Node
-from ..tensor import Tensor
+from ..tensor import Tensor, is_parameter, mark_parameter
 from . import arithmetic as A
 from . import elementwise as E
 from . import linalg as L
@@ -292,8 +292,8 @@ def deepcopy_tensor(self: Tensor, memo: dict) -> Tensor:
     if found is not None:
         return found
     new = Tensor._make(self._data.copy(), self._requires_grad, None)
-    if getattr(self, "_param", False):
-        new._param = True
+    if is_parameter(self):
+        mark_parameter(new)
     memo[id(self)] = new
     if self._grad is not None:
         new._grad = deepcopy_tensor(self._grad, memo)
