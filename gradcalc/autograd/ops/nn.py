@@ -84,29 +84,33 @@ class AddmmBackward0(Node):
 
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), with `input` broadcast to the product's shape (one node)."""
-    for name, x in (("input", input), ("mat1", mat1), ("mat2", mat2)):
-        _tensor_arg(x, "addmm", name)
+    if type(input) is not Tensor or type(mat1) is not Tensor or type(mat2) is not Tensor:
+        for name, x in (("input", input), ("mat1", mat1), ("mat2", mat2)):
+            _tensor_arg(x, "addmm", name)
     ad, bd, cd = mat1._data, mat2._data, input._data
     if ad.ndim != 2 or bd.ndim != 2:
         raise RuntimeError(f"addmm: mat1 and mat2 must be matrices, not {ad.ndim}-d and {bd.ndim}-d tensors")
     if ad.shape[1] != bd.shape[0]:
         raise L._mismatch("addmm", mat1, mat2)
-    if not (ad.dtype == bd.dtype == cd.dtype):
+    if not (ad.dtype is bd.dtype is cd.dtype or ad.dtype == bd.dtype == cd.dtype):
         raise RuntimeError(
             f"addmm: input, mat1 and mat2 must have one dtype, here {cd.dtype}, {ad.dtype} and {bd.dtype}; "
             "convert them with .double() or .float()"
         )
     out_shape = (ad.shape[0], bd.shape[1])
-    try:
-        np.broadcast_shapes(cd.shape, out_shape)
-    except ValueError:
-        raise RuntimeError(
-            f"addmm: input of shape {list(cd.shape)} does not broadcast to the product's shape {list(out_shape)}"
-        ) from None
-    prod = ad @ bd
+    if cd.shape != out_shape and cd.shape != out_shape[1:]:  # a layer's bias (the common case) needs no test
+        try:
+            np.broadcast_shapes(cd.shape, out_shape)
+        except ValueError:
+            raise RuntimeError(
+                f"addmm: input of shape {list(cd.shape)} does not broadcast to the product's shape "
+                f"{list(out_shape)}"
+            ) from None
+    data = ad @ bd
     if alpha != 1:
-        prod *= alpha
-    data = prod + (cd if beta == 1 else cd * beta) if beta != 0 else prod
+        data *= alpha
+    if beta != 0:
+        data += cd if beta == 1 else cd * beta  # into the fresh product: no array more
     node = record(AddmmBackward0, input, mat1, mat2)
     if node is not None:
         node.save(mat1 if mat2._requires_grad else None, mat2 if mat1._requires_grad else None)
