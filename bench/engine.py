@@ -1,6 +1,6 @@
 """Engine benchmarks, printed side by side with their references in one run.
 
-    python bench/engine.py [--quick] [--only scalar,big,mlp,deep,second]
+    python bench/engine.py [--quick] [--only scalar,big,mlp,deep,second,pinn]
     python bench/engine.py --only jac,fwd,persample     (the function transforms and forward mode)
 
 Each benchmark is written once against the PyTorch API and run on gradcalc (`import gradcalc as torch`)
@@ -137,6 +137,33 @@ def second_derivative(T: ModuleType, reps: int, repeat: int) -> dict[str, float]
     return {"rep": best(once, repeat) * 1e6 / reps}
 
 
+def pinn(T: ModuleType, steps: int, repeat: int) -> dict[str, float]:
+    """PINN step: net 1→32→32→1 tanh on 256 points, u and u'' by grad(create_graph=True), residual
+    mean((u'' + u)²), backward, Adam step; float64: ms per step."""
+    rng = np.random.default_rng(0)
+    shapes = {"0.weight": (32, 1), "0.bias": (32,), "2.weight": (32, 32), "2.bias": (32,), "4.weight": (1, 32),
+              "4.bias": (1,)}
+    weights = {k: rng.uniform(-0.5, 0.5, s) for k, s in shapes.items()}
+    points = np.linspace(0.0, 3.0, 256).reshape(-1, 1)
+
+    def once() -> None:
+        nn = T.nn
+        net = nn.Sequential(nn.Linear(1, 32), nn.Tanh(), nn.Linear(32, 32), nn.Tanh(), nn.Linear(32, 1))
+        net.load_state_dict({k: T.tensor(v) for k, v in weights.items()})
+        opt = T.optim.Adam(net.parameters(), lr=1e-3)
+        x = T.tensor(points, requires_grad=True)
+        for _ in range(steps):
+            opt.zero_grad()
+            u = net(x)
+            (du,) = T.autograd.grad(u, x, T.ones_like(u), create_graph=True)
+            (d2u,) = T.autograd.grad(du, x, T.ones_like(du), create_graph=True)
+            loss = ((d2u + u) ** 2).mean()
+            loss.backward()
+            opt.step()
+
+    return {"step": best(once, repeat) * 1e3 / steps}
+
+
 def mlp_data(dtype: str) -> tuple[list, list, np.ndarray, np.ndarray]:
     rng = np.random.default_rng(0)
     shapes = [(784, 512), (512, 512), (512, 10)]
@@ -265,7 +292,7 @@ def sizes(quick: bool) -> dict[str, Any]:
     return {
         "chain": 2_000 if quick else 20_000, "big": 10**5 if quick else 10**7, "steps": 3 if quick else 10,
         "deep": 10**4 if quick else 10**5, "deep_long": None if quick else 10**6, "reps": 200 if quick else 2_000,
-        "repeat": 2 if quick else 5,
+        "repeat": 2 if quick else 5, "pinn_steps": 5 if quick else 50,
     }
 
 
@@ -292,6 +319,8 @@ def run_engine(T: ModuleType, only: set[str], sz: dict[str, Any]) -> dict[str, A
         out["fwd"] = forward_chain(T, sz["chain"], r)
     if "persample" in only:
         out["persample"] = per_sample_grads(T, r)
+    if "pinn" in only:
+        out["pinn"] = pinn(T, sz["pinn_steps"], min(r, 3))
     return out
 
 
@@ -309,7 +338,7 @@ def torch_figures(args: argparse.Namespace) -> dict[str, Any] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
-    parser.add_argument("--only", default="scalar,big,mlp,deep,second", help="comma-separated subset")
+    parser.add_argument("--only", default="scalar,big,mlp,deep,second,pinn", help="comma-separated subset")
     parser.add_argument("--engine", choices=("gradcalc", "torch"), default="gradcalc", help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.only = set(args.only.split(","))
@@ -393,6 +422,8 @@ def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any]) -> list[
         add("scalar chain, forward-mode JVP", "fwd", "op", "µs/op", None, "≤ 0.5× torch", "torch")
     if "persample" in only:
         add("per-sample grads, MLP ×64", "persample", "time", "ms", None, "(report)", "torch")
+    if "pinn" in only:
+        add("PINN step 1-32-32-1, 256 pts", "pinn", "step", "ms/step", None, "≤ 1.0× torch", "torch")
     return rows
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 
-from . import autograd, func
+from . import autograd, func, nn, optim  # noqa: E402, I001 - after the engine they build on
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -45,7 +45,7 @@ def get_default_dtype() -> DType:
 
 
 __all__ = [
-    "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "vmap", "inference_mode",
+    "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "nn", "optim", "vmap", "inference_mode",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
 ]

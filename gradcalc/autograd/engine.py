@@ -169,6 +169,7 @@ def run_backward(
 
     recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
     releasing, state.releasing = state.releasing, not retain_graph and not create_graph
+    wanted, state.wanted = state.wanted, (None if needed is None else needed | set(capture))
     try:
         if instrumented:
 
@@ -240,6 +241,7 @@ def run_backward(
             outs = None
     finally:
         state.grad_enabled, state.releasing = recording, releasing
+        state.wanted = wanted
     return captured if not accumulate else None
 
 

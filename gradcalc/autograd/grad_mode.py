@@ -33,6 +33,9 @@ class _ThreadState(threading.local):
     # set by the engine during a plain backward without retain_graph: a node's saved values are let go as
     # soon as its formula has unpacked them, so that a formula can drop each one when done with it
     releasing: bool = False
+    # set by the engine during grad(outputs, inputs): the nodes whose gradients lead to `inputs`, so that a
+    # formula skips an input's gradient nobody will read (PyTorch's needs_input_grad); None: all are wanted
+    wanted: Any = None
 
 
 state = _ThreadState()

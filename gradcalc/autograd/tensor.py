@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import warnings
+import weakref as _weakref
 from typing import Any
 
 import numpy as np
@@ -329,7 +330,7 @@ class Tensor:
             from .forward_ad import tangent_repr
 
             text = tangent_repr(self, text)
-        return text
+        return "Parameter containing:\n" + text if is_parameter(self) else text
 
     __str__ = __repr__
 
@@ -379,6 +380,24 @@ class DType:
     @property
     def is_floating_point(self) -> bool:
         return self.np.kind == "f"
+
+
+# The tensors gradcalc.nn.Parameter made, by id, each with a weak reference that forgets it when the tensor
+# dies: they print as PyTorch's parameters. A registry rather than a slot, so that every other tensor keeps
+# its size (a slot more would move each tensor up a size class of the allocator).
+_PARAMETERS: dict[int, Any] = {}
+
+
+def mark_parameter(t: Tensor) -> None:
+    """Make `t` a parameter (as `gradcalc.nn.Parameter` does)."""
+    key = id(t)
+    _PARAMETERS[key] = _weakref.ref(t, lambda _ref, key=key: _PARAMETERS.pop(key, None))
+
+
+def is_parameter(t: Any) -> bool:
+    """Whether `t` is a tensor made by `gradcalc.nn.Parameter`."""
+    ref = _PARAMETERS.get(id(t))
+    return ref is not None and ref() is t
 
 
 def _is_floatlike(data: Any) -> bool:

@@ -252,6 +252,11 @@ RECIPES.update({
     "index_add": [C((4, 3), (2, 3), call=lambda f, x, v: f(x, 0, gradcalc.tensor([0, 2]), v))],
     "index_add_": [C((4, 3), (2, 3), call=lambda f, x, v: f(x, 0, gradcalc.tensor([0, 2]), v), inplace=True)],
     "cpu": unary(),
+    "addmm": [C((3,), (2, 4), (4, 3)), C((2, 3), (2, 4), (4, 3))],
+    "binary_cross_entropy_with_logits": [
+        C((4,), (4,), call=lambda f, a, t: f(a, t * 0.5)),
+        C((2, 3), (2, 3), call=lambda f, a, t: f(a, t * 0.5, reduction="sum")),
+    ],
 })
 # the in-place methods again, through a view of their input and on a base under a view
 RECIPES["mul_"] += [C((2, 3), call=lambda f, x: on_view(f, x, 2.0)),
@@ -265,15 +270,26 @@ NOT_DIFFERENTIABLE = {
     "zeros", "zeros_like", "manual_seed", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
-    "is_cpu", "is_cuda",
+    "is_cpu", "is_cuda", "__deepcopy__",
 }
 
+NN_FUNCTIONAL = "made by gradcalc.nn.functional, outside the op tables (test_nn_functional.py, against torch)"
 # Node kinds no operation of the tables makes, each with where it is tested instead.
 NOT_MADE_BY_OPERATIONS = {
     "node.AccumulateGrad": "the leaves' node: no formula, the walk adds into .grad (test_semantics.py)",
     "function.BackwardCFunction": "autograd.Function's node (test_function.py)",
     "function.DelayedError": "once_differentiable's error node (test_function.py)",
     "arithmetic.NotImplemented_": "`//` on tensors records a node whose backward is an error, as PyTorch's",
+    "classification.NllLoss2DBackward0": NN_FUNCTIONAL,
+    "classification.NllLoss2DBackwardBackward0": NN_FUNCTIONAL,
+    "losses.BinaryCrossEntropyBackward0": NN_FUNCTIONAL,
+    "losses.BinaryCrossEntropyBackwardBackward0": NN_FUNCTIONAL,
+    "losses.MseLossBackward0": NN_FUNCTIONAL,
+    "losses.MseLossBackwardBackward0": NN_FUNCTIONAL,
+    "nn.DivBackward1": NN_FUNCTIONAL,
+    "nn.GeluBackward0": NN_FUNCTIONAL,
+    "nn.GeluBackwardBackward0": NN_FUNCTIONAL,
+    "nn.SiluBackward0": NN_FUNCTIONAL,
     "forward_ad._ForwardEdge": "forward mode's marker edge: never run by backward (test_forward_ad.py)",
 }
 

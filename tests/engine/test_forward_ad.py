@@ -29,6 +29,9 @@ RTOL, ATOL = 1e-9, 1e-12
 # "unit" in (-0.9, 0.9) (asin, acos), "dist" well separated values (max, sort: no ties).
 Case = tuple[tuple[tuple[int, ...], ...], str, Callable[..., Any]]
 CASES: dict[str, Case] = {
+    "addmm": (((3,), (2, 4), (4, 3)), "any", lambda L, b, x, w: L.addmm(b, x, w)),
+    "binary_cross_entropy_with_logits": (
+        ((4,), (4,)), "unit", lambda L, a, t: L.nn.functional.binary_cross_entropy_with_logits(a, (t + 1.0) / 2.0)),
     "add": (((2, 3), (3,)), "any", lambda L, a, b: L.add(a, b, alpha=2.0)),
     "sub": (((2, 3), (2, 3)), "any", lambda L, a, b: L.sub(a, b, alpha=0.5) - (1.5 - a)),
     "mul": (((2, 3), (2, 1)), "any", lambda L, a, b: L.mul(a, b) * 3.0),

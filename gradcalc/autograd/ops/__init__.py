@@ -10,6 +10,7 @@ from ..tensor import Tensor
 from . import (
     arithmetic,
     basic,
+    classification,
     creation,
     device,
     elementwise,
@@ -17,6 +18,8 @@ from . import (
     inplace,
     jvp_rules,  # noqa: F401 - imported for its effect: forward-mode rules of nodes of the modules above
     linalg,
+    losses,
+    nn,
     reductions,
     reorder,
     shape,
@@ -24,7 +27,8 @@ from . import (
 
 # later modules' entries replace earlier ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device,
+    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device, nn,
+    losses, classification,
 )
 
 FUNCTIONS: dict = {}

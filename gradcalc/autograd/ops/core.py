@@ -73,8 +73,10 @@ def register_view(view: Tensor, base: Tensor) -> None:
 
 
 def needs(node: Node, i: int) -> bool:
-    """Whether input `i` of `node` wants a gradient (PyTorch's `needs_input_grad`)."""
-    return node._next[i] is not None
+    """Whether input `i` of `node` wants a gradient (PyTorch's `needs_input_grad`): it has an edge, and,
+    inside grad(outputs, inputs), that edge leads to one of the inputs."""
+    n = node._next[i]
+    return n is not None and (state.wanted is None or n in state.wanted)
 
 
 def operand(x: Any) -> Any:

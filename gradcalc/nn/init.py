@@ -1,0 +1,157 @@
+"""`gradcalc.nn.init`: fill a tensor in place with values for a starting point of training, as PyTorch's
+`torch.nn.init` does (uniform, normal, constant, Kaiming and Xavier schemes), under no_grad.
+
+Random values come from gradcalc's own stream (`gradcalc.manual_seed` makes them repeat); they follow
+PyTorch's distributions, not its exact draws.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
+from ..autograd.ops import creation as _C
+from ..autograd.tensor import Tensor
+
+__all__ = [
+    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
+    "xavier_normal_", "xavier_uniform_", "zeros_",
+]
+
+_LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
+
+
+def calculate_gain(nonlinearity: str, param: Any = None) -> float:
+    """The recommended gain for a nonlinearity: 1 (linear, sigmoid), 5/3 (tanh), √2 (relu),
+    √(2 / (1 + slope²)) (leaky_relu, slope `param`, 0.01 by default), 3/4 (selu)."""
+    if nonlinearity in _LINEAR or nonlinearity == "sigmoid":
+        return 1
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        if param is None:
+            slope = 0.01
+        elif not isinstance(param, bool) and isinstance(param, (int, float)):
+            slope = param
+        else:
+            raise ValueError(f"calculate_gain: the negative slope {param!r} is not a number")
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(
+        f"calculate_gain: unsupported nonlinearity {nonlinearity!r}; use one of linear, sigmoid, tanh, relu, "
+        "leaky_relu, selu (or a conv name)"
+    )
+
+
+def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
+    shape = tensor._data.shape
+    if len(shape) < 2:
+        raise ValueError(
+            f"fan in and fan out need a tensor of at least 2 dimensions (out, in, ...), not {len(shape)}: "
+            "Kaiming and Xavier initialisations are for weight matrices"
+        )
+    receptive = math.prod(shape[2:])
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def _calculate_correct_fan(tensor: Tensor, mode: str) -> int:
+    mode = mode.lower()
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"mode {mode!r} is not supported: use 'fan_in' or 'fan_out'")
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
+def _check(tensor: Any, fn: str) -> Tensor:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: expected a tensor to fill, not {type(tensor).__name__}")
+    return tensor
+
+
+def _write(tensor: Tensor, values: Any) -> Tensor:
+    """Write `values` into `tensor` in place, unrecorded (bumps its version, as PyTorch's fills do)."""
+    with no_grad():
+        tensor.copy_(Tensor._make(np.asarray(values, dtype=tensor._data.dtype), False, None))
+    return tensor
+
+
+def _draw(kind: str, shape: tuple[int, ...], a: float, b: float) -> np.ndarray:
+    with _C._rng_lock:
+        rng = _C._generator()
+        return rng.uniform(a, b, shape) if kind == "uniform" else rng.normal(a, b, shape)
+
+
+def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with values drawn uniformly from [a, b)."""
+    _check(tensor, "uniform_")
+    return _write(tensor, _draw("uniform", tensor._data.shape, a, b))
+
+
+def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with values drawn from the normal distribution N(mean, std²)."""
+    _check(tensor, "normal_")
+    return _write(tensor, _draw("normal", tensor._data.shape, mean, std))
+
+
+def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fill with `val`."""
+    _check(tensor, "constant_")
+    return _write(tensor, np.full(tensor._data.shape, val))
+
+
+def ones_(tensor: Tensor) -> Tensor:
+    """Fill with ones."""
+    return constant_(tensor, 1.0)
+
+
+def zeros_(tensor: Tensor) -> Tensor:
+    """Fill with zeros."""
+    return constant_(tensor, 0.0)
+
+
+def _empty(tensor: Tensor) -> bool:
+    if 0 in tensor._data.shape:
+        warnings.warn("initialising a tensor with no elements does nothing", UserWarning, stacklevel=3)
+        return True
+    return False
+
+
+def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Glorot initialisation: U(-a, a) with a = gain √(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_uniform_"))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    a = math.sqrt(3.0) * std
+    return uniform_(tensor, -a, a)
+
+
+def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Glorot initialisation: N(0, std²) with std = gain √(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_normal_"))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    return normal_(tensor, 0.0, std)
+
+
+def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                     generator: Any = None) -> Tensor:
+    """He initialisation: U(-bound, bound) with bound = gain √(3 / fan), gain from `nonlinearity` and `a`."""
+    if _empty(_check(tensor, "kaiming_uniform_")):
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
+    return uniform_(tensor, -bound, bound)
+
+
+def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
+                    generator: Any = None) -> Tensor:
+    """He initialisation: N(0, std²) with std = gain / √fan, gain from `nonlinearity` and `a`."""
+    if _empty(_check(tensor, "kaiming_normal_")):
+        return tensor
+    fan = _calculate_correct_fan(tensor, mode)
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
