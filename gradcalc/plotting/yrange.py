@@ -12,9 +12,9 @@ they would squash the rest of every curve into one flat line. The rule (docs/plo
    - the sample is explosive, on at least one side: going away from it along its curve, the next
      sample is a gap or lies across the median, or the distances a, b, c of it and its next two
      samples from the median have a >= 3 b and a/b >= b/c (c on the same side; no third sample:
-     a >= 3 b is enough). Near a pole |f| falls off like a power
-     of the distance, ever more slowly (log-convex); a smooth peak falls off ever faster (log-concave),
-     so even a narrow bump caught by only a sample or two keeps its top.
+     a >= 3 b is enough). Near a pole |f| falls off like a power of the distance, ever more slowly
+     (log-convex); a smooth peak falls off ever faster (log-concave), so even a narrow bump caught by
+     only a sample or two keeps its top.
    A clipped top is q_hi + s_hi/2. The bottom is handled the same way, mirrored.
 4. A range of zero height (a constant curve c) is widened to c -/+ |c|/10, or -/+ 1 around 0.
 
@@ -70,9 +70,10 @@ def _explosive(curves: Sequence[np.ndarray], median: float, *, top: bool) -> boo
 
     With a, b, c the distances from the median of the sample and of its next two neighbours going one
     way, that side is pole-like when the next neighbour is a gap or across the median, or when a >= 3 b
-    and the ratios do not grow outwards (a/b >= b/c; a curve back at the median, c = 0, is a peak): |f| ~ 1/|x - p|^k falls off ever more slowly away
-    from the pole (log-convex), while a peak of a smooth curve -- even a narrow one caught by only a
-    sample or two -- falls off ever faster (log-concave: a/b < b/c).
+    and the ratios do not grow outwards (a/b >= b/c; a curve back at the median, c = 0, is a peak):
+    |f| ~ 1/|x - p|^k falls off ever more slowly away from the pole (log-convex), while a peak of a
+    smooth curve -- even a narrow one caught by only a sample or two -- falls off ever faster
+    (log-concave: a/b < b/c).
     """
     best: tuple[float, int, int] | None = None
     for c_index, values in enumerate(curves):
