@@ -50,11 +50,17 @@ def terminal_width() -> int:
 
 
 def render_terminal(
-    figure: Figure, width: int | None = None, *, color: bool = True, height: int = DEFAULT_HEIGHT
+    figure: Figure,
+    width: int | None = None,
+    *,
+    color: bool = True,
+    height: int = DEFAULT_HEIGHT,
+    plot_columns: int | None = None,
 ) -> Rendered:
     """The figure as a braille line plot at most `width` columns wide (the terminal's width if None).
 
-    The plot area fills the width left after the frame and the y labels; the x axis (y = 0) is drawn
+    The plot area fills the width left after the frame and the y labels (or is exactly `plot_columns`
+    cells wide when given, whatever the total), `height` cells high; the x axis (y = 0) is drawn
     when 0 is in the y range; a caption line gives the exact ranges of both axes. `color` off gives
     plain text (for NO_COLOR and batch output). A curve that is not finite anywhere is left out, with a
     warning naming it; when no curve is left the text is empty.
@@ -80,8 +86,8 @@ def render_terminal(
         xs,
         character_set="braille",
         lines=True,
-        width=columns,
-        line_length_hard_cap=columns,
+        width=plot_columns if plot_columns is not None else columns,
+        line_length_hard_cap=None if plot_columns is not None else columns,
         height=max(1, height),
         x_min=figure.lo,
         x_max=figure.hi,
