@@ -8,25 +8,23 @@ take the resulting `Figure`, so they plot exactly the same numbers.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from .sample import Fn, sample
+from .sampling import Fn, sample
 
 _SUPERSCRIPT = {2: "²", 3: "³"}
 
 
-@dataclass(frozen=True)
-class Curve:
+class Curve(NamedTuple):
     """One plotted line: its legend label and its values at the figure's points (NaN = not finite)."""
 
     label: str
     values: np.ndarray
 
 
-@dataclass(frozen=True)
-class Figure:
+class Figure(NamedTuple):
     """The sample points of the variable `name` and the curves over them, in legend order."""
 
     name: str

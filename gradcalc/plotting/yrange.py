@@ -17,6 +17,8 @@ they would squash the rest of every curve into one flat line. The rule (docs/plo
      only a sample or two keeps its top.
    A clipped top is q_hi + s_hi/2. The bottom is handled the same way, mirrored.
 4. A range of zero height (a constant curve c) is widened to c -/+ |c|/10, or -/+ 1 around 0.
+5. The range is rounded outwards to round numbers, multiples of 10^(floor(log10(hi - lo)) - 1), so
+   the axis labels are short ([-1, 0.999988] becomes [-1, 1]; [-11.4, 11.4] becomes [-12, 12]).
 
 Points outside the range are gaps; a segment that crosses the frame is cut where it crosses it, so a
 curve leaves the plot at the frame's edge rather than stopping one sample short. A segment between a
@@ -26,7 +28,7 @@ point above the frame and one below it is dropped: at plot resolution that is ho
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -36,8 +38,7 @@ WIDEN = 0.5  # a clipped side is set this many spreads beyond its quantile
 EXPLOSIVE = 3.0  # how many times farther from the median than its neighbour a pole-like sample lies
 
 
-@dataclass(frozen=True)
-class YRange:
+class YRange(NamedTuple):
     """The y interval shown, and whether a side was clipped (so the caption can say so)."""
 
     lo: float
@@ -52,7 +53,7 @@ def y_range(curves: Sequence[np.ndarray]) -> YRange | None:
     if pool.size == 0:
         return None
     full_lo, full_hi = float(pool.min()), float(pool.max())
-    q_lo, median, q_hi = (float(q) for q in np.quantile(pool, [TAIL, 0.5, 1.0 - TAIL]))
+    q_lo, median, q_hi = _quantiles(np.sort(pool), (TAIL, 0.5, 1.0 - TAIL))
     up, down = q_hi - median, median - q_lo  # each side's own spread
     lo, hi, clipped = full_lo, full_hi, False
     if full_hi > q_hi + TRIGGER * up and _explosive(curves, median, top=True):
@@ -62,7 +63,35 @@ def y_range(curves: Sequence[np.ndarray]) -> YRange | None:
     if hi - lo <= 0.0:
         pad = abs(lo) / 10 if lo != 0.0 else 1.0
         lo, hi = lo - pad, hi + pad
+    lo, hi = _round_outwards(lo, hi)
     return YRange(lo, hi, clipped)
+
+
+def _round_outwards(lo: float, hi: float) -> tuple[float, float]:
+    """[lo, hi] widened to multiples of a round step a tenth of the range's order of magnitude."""
+    step = 10.0 ** (np.floor(np.log10(hi - lo)) - 1)
+    # a bound already on a multiple (up to rounding error) stays where it is
+    down = np.floor(lo / step + 1e-9) * step
+    up = np.ceil(hi / step - 1e-9) * step
+    # multiples of a negative power of ten are not exact in binary: take the shortest decimal
+    return float(f"{down:.12g}"), float(f"{up:.12g}")
+
+
+def _quantiles(ordered: np.ndarray, qs: tuple[float, ...]) -> tuple[float, ...]:
+    """Quantiles of sorted values, interpolated linearly as np.quantile's default does.
+
+    Written out because np.quantile's first call loads a large part of NumPy (its masked arrays),
+    which would cost a terminal plot more time than all of its drawing.
+    """
+    last = ordered.shape[0] - 1
+    out = []
+    for q in qs:
+        position = q * last
+        below = int(np.floor(position))
+        above = min(below + 1, last)
+        fraction = position - below
+        out.append(float(ordered[below] + (ordered[above] - ordered[below]) * fraction))
+    return tuple(out)
 
 
 def _explosive(curves: Sequence[np.ndarray], median: float, *, top: bool) -> bool:

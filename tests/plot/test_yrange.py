@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcalc.plotting.yrange import clip_to_frame, y_range
+from gradcalc.plotting.yrange import _round_outwards, clip_to_frame, y_range
 
 
 def curve(f, lo: float, hi: float, n: int = 320) -> np.ndarray:  # noqa: ANN001 - a NumPy function
@@ -35,7 +35,8 @@ def test_no_clipping(f, lo: float, hi: float) -> None:  # noqa: ANN001
     v = curve(f, lo, hi)
     r = y_range([v])
     assert not r.clipped
-    assert (r.lo, r.hi) == (np.nanmin(v), np.nanmax(v))
+    low, high = np.nanmin(v), np.nanmax(v)
+    assert r.lo <= low and r.hi >= high and r.hi - r.lo <= 1.2 * (high - low)  # only rounded outwards
 
 
 @pytest.mark.parametrize("n", [200, 320, 321, 400, 640])
@@ -68,7 +69,7 @@ def test_mild_pole_is_kept() -> None:
 def test_one_sided_pole_leaves_the_other_side_alone() -> None:
     v = curve(lambda x: 1 / x, 0, 1)  # +inf at 0 (a gap), then a steep fall
     r = y_range([v])
-    assert r.clipped and r.lo == np.nanmin(v) and r.hi < np.nanmax(v)
+    assert r.clipped and r.lo == 1.0 and r.hi < np.nanmax(v)
 
 
 def test_curves_are_pooled() -> None:
@@ -81,6 +82,22 @@ def test_curves_are_pooled() -> None:
 def test_constant_is_widened(c: float, lo: float, hi: float) -> None:
     r = y_range([np.full(10, c)])
     assert r.lo == pytest.approx(lo) and r.hi == pytest.approx(hi) and not r.clipped
+
+
+@pytest.mark.parametrize(
+    "bounds, rounded",
+    [
+        ((-1.0, 0.999988), (-1.0, 1.0)),
+        ((-11.4154, 11.4154), (-12.0, 12.0)),
+        ((1.0, 2.0), (1.0, 2.0)),
+        ((0.1, 0.3), (0.1, 0.3)),  # not exact in binary, still left alone
+        ((0.03846, 0.9998), (0.03, 1.0)),
+        ((1.0, 4.852e8), (0.0, 4.9e8)),
+        ((-3e-7, 2.5e-7), (-3e-7, 2.5e-7)),
+    ],
+)
+def test_range_is_rounded_outwards(bounds: tuple[float, float], rounded: tuple[float, float]) -> None:
+    assert _round_outwards(*bounds) == rounded
 
 
 def test_nothing_finite() -> None:

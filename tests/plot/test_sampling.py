@@ -7,7 +7,7 @@ import pytest
 
 import gradcalc as torch
 from gradcalc.plotting import PlotError, derivative_label, make_figure, sample, samples_for_width
-from gradcalc.plotting.sample import _spot_indices
+from gradcalc.plotting.sampling import _spot_indices
 
 TOL = 1e-12
 
