@@ -21,8 +21,10 @@ they would squash the rest of every curve into one flat line. The rule (docs/plo
    the axis labels are short ([-1, 0.999988] becomes [-1, 1]; [-11.4, 11.4] becomes [-12, 12]).
 
 Points outside the range are gaps; a segment that crosses the frame is cut where it crosses it, so a
-curve leaves the plot at the frame's edge rather than stopping one sample short. A segment between a
-point above the frame and one below it is dropped: at plot resolution that is how a pole looks.
+curve leaves the plot at the frame's edge rather than stopping one sample short. A segment that jumps
+across the whole frame in one step is dropped: from above the frame to below it, or from inside the
+frame out through its far edge (from the upper half to below, from the lower half to above). At plot
+resolution that is how a pole looks; a continuous curve that steep loses only that one step.
 """
 
 from __future__ import annotations
@@ -133,7 +135,8 @@ def _explosive(curves: Sequence[np.ndarray], median: float, *, top: bool) -> boo
 
 def clip_to_frame(x: np.ndarray, y: np.ndarray, lo: float, hi: float) -> tuple[np.ndarray, np.ndarray]:
     """The polyline (x, y) cut to lo <= y <= hi: outside points become NaN (gaps), and each segment
-    from a point inside to one outside gains a point where it meets the frame."""
+    from a point inside to one outside gains a point where it meets the frame -- unless it leaves
+    through the far edge, which is a pole's jump, not a line."""
     finite = np.isfinite(y)
     with np.errstate(invalid="ignore"):
         inside = finite & (y >= lo) & (y <= hi)
@@ -143,8 +146,16 @@ def clip_to_frame(x: np.ndarray, y: np.ndarray, lo: float, hi: float) -> tuple[n
     if crossing.size == 0:
         return x.copy(), out_y
     y0, y1 = y[crossing], y[crossing + 1]
-    x0, x1 = x[crossing], x[crossing + 1]
+    inside_value = np.where(inside[crossing], y0, y1)
     outside_value = np.where(inside[crossing], y1, y0)
+    # a segment leaving through the far edge (from the upper half to below the frame, or from the lower
+    # half to above it) crosses the whole frame in one step: at plot resolution, a pole -- no line
+    middle = (lo + hi) / 2
+    far = ((outside_value < lo) & (inside_value > middle)) | ((outside_value > hi) & (inside_value < middle))
+    crossing, y0, y1, outside_value = crossing[~far], y0[~far], y1[~far], outside_value[~far]
+    if crossing.size == 0:
+        return x.copy(), out_y
+    x0, x1 = x[crossing], x[crossing + 1]
     edge = np.where(outside_value > hi, hi, lo)
     t = (edge - y0) / (y1 - y0)
     edge_x = x0 + t * (x1 - x0)

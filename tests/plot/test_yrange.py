@@ -106,13 +106,13 @@ def test_nothing_finite() -> None:
 
 
 def test_clip_to_frame_cuts_at_the_edges() -> None:
-    x = np.array([0.0, 1.0, 2.0, 3.0])
-    y = np.array([0.0, 2.0, 0.5, -3.0])
+    x = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    y = np.array([0.0, 2.0, 0.5, -0.5, -3.0])
     cx, cy = clip_to_frame(x, y, -1.0, 1.0)
-    # 0 -> 2 leaves through the top at t = 1/2; 2 -> 0.5 comes back at t = 2/3; 0.5 -> -3 leaves
-    # through the bottom at t = 3/7
-    assert cx.tolist() == pytest.approx([0.0, 0.5, 1.0, 1 + 2 / 3, 2.0, 2 + 3 / 7, 3.0])
-    np.testing.assert_array_equal(cy, [0.0, 1.0, np.nan, 1.0, 0.5, -1.0, np.nan])
+    # 0 -> 2 leaves through the top at t = 1/2; 2 -> 0.5 comes back at t = 2/3; -0.5 -> -3 leaves
+    # through the bottom at t = 1/5
+    assert cx.tolist() == pytest.approx([0.0, 0.5, 1.0, 1 + 2 / 3, 2.0, 3.0, 3.2, 4.0])
+    np.testing.assert_array_equal(cy, [0.0, 1.0, np.nan, 1.0, 0.5, -0.5, -1.0, np.nan])
 
 
 def test_clip_to_frame_drops_a_jump_across_the_frame() -> None:
@@ -120,6 +120,18 @@ def test_clip_to_frame_drops_a_jump_across_the_frame() -> None:
     cx, cy = clip_to_frame(np.array([0.0, 1.0, 2.0]), np.array([0.5, 5.0, -5.0]), -1.0, 1.0)
     assert cx.tolist() == pytest.approx([0.0, 0.5 / 4.5 + 0.0, 1.0, 2.0])
     np.testing.assert_array_equal(cy, [0.5, 1.0, np.nan, np.nan])
+
+
+def test_clip_to_frame_drops_a_jump_out_through_the_far_edge() -> None:
+    # tan just left of its pole, then just right of it: 0.9 is in the upper half of [-1, 1], -5 is
+    # below the frame -- no line from 0.9 down to the bottom edge
+    cx, cy = clip_to_frame(np.array([0.0, 1.0, 2.0]), np.array([0.5, 0.9, -5.0]), -1.0, 1.0)
+    assert cx.tolist() == [0.0, 1.0, 2.0]
+    np.testing.assert_array_equal(cy, [0.5, 0.9, np.nan])
+    # from the lower half out through the top: dropped as well; out through the near edge: cut there
+    cx, cy = clip_to_frame(np.array([0.0, 1.0, 2.0]), np.array([-0.5, 5.0, 0.0]), -1.0, 1.0)
+    assert cx.tolist() == pytest.approx([0.0, 1.0, 1.8, 2.0])
+    np.testing.assert_array_equal(cy, [-0.5, np.nan, 1.0, 0.0])
 
 
 def test_clip_to_frame_keeps_gaps() -> None:
