@@ -92,7 +92,7 @@ def _save_atomically(image: Any, target: Path, fmt: str) -> None:
     """Render into a temporary file beside `target`, then rename it over `target`."""
     import matplotlib
 
-    directory = target.parent if str(target.parent) else Path(".")
+    directory = target.parent  # Path("p.svg").parent is Path(".")
     if target.is_dir():
         raise PlotError(f"cannot write the plot to '{target}': it is a directory")
     try:
@@ -102,8 +102,8 @@ def _save_atomically(image: Any, target: Path, fmt: str) -> None:
     try:
         with os.fdopen(handle, "wb") as out, matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gc"}):
             # svg.fonttype none: text stays text (searchable, selectable) instead of glyph outlines;
-            # a fixed hash salt keeps the SVG's ids the same from run to run
-            image.savefig(out, format=fmt)
+            # a fixed hash salt and no date keep the same plot the same file from run to run
+            image.savefig(out, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
         os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes the file private; give it the usual mode
         os.replace(temporary, target)
     except OSError as e:
@@ -117,6 +117,7 @@ def _save_atomically(image: Any, target: Path, fmt: str) -> None:
 
 
 def _umask() -> int:
+    """The process's umask (reading it means setting it: it is put back at once)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask

@@ -122,7 +122,7 @@ def _as_tensor(value: Any) -> Tensor:
         return value
     if isinstance(value, (bool, int, float, np.number, np.bool_, np.ndarray)):
         return gradcalc.tensor(np.asarray(value, dtype=np.float64))
-    raise PlotError(f"the plotted expression gives {type(value).__name__}, not a number")
+    raise PlotError("the plotted expression does not give a number")
 
 
 def _numbers(t: Tensor) -> np.ndarray:

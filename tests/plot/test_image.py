@@ -41,6 +41,13 @@ def test_svg_has_axis_label_and_legend(tmp_path: Path, figure) -> None:  # noqa:
 
 
 @needs_matplotlib
+def test_svg_is_the_same_from_run_to_run(tmp_path: Path, figure) -> None:  # noqa: ANN001
+    write_image(figure, tmp_path / "a.svg")
+    write_image(figure, tmp_path / "b.svg")
+    assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
+
+
+@needs_matplotlib
 def test_png_header_and_size(tmp_path: Path, figure) -> None:  # noqa: ANN001
     target = tmp_path / "Trig.PNG"  # the extension in any case
     write_image(figure, str(target))

@@ -141,7 +141,7 @@ def test_one_element_result_per_point_is_accepted() -> None:
 
 
 def test_non_numeric_result() -> None:
-    with pytest.raises(PlotError, match="not a number"):
+    with pytest.raises(PlotError, match="^the plotted expression does not give a number$"):
         sample(lambda x: "text", 0, 1, 3)
 
 
