@@ -32,6 +32,10 @@ class Host(Protocol):
     def graph(self, tensor: Any, path: str | None) -> None:
         """`graph y [to PATH]`."""
 
+    def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,
+             path: str | None) -> list[str]:
+        """`plot`: draw (or write to `path`) each (text, function of NAME) and its derivatives; the warnings."""
+
     def command(self, name: str, arg: str) -> None:
         """A REPL `:` command."""
 

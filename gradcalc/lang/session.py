@@ -244,6 +244,29 @@ class Session:
         except OSError as exc:
             raise GradcalcError(f"can't write {path}: {exc.strerror or exc}") from None
 
+    def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,
+             path: str | None) -> list[str]:
+        """The `plot` statement's output: a terminal plot, plain rows or JSON (by --format), or an image file."""
+        from gradcalc import plotting as P
+
+        from .statements.plot import PROPAGATE
+
+        if path is None and self.format == "torch":
+            width = P.terminal_width()
+            figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(width), propagate=PROPAGATE)
+            rendered = P.render_terminal(figure, width, color=self.color)
+            if rendered.text:
+                self._write(self.out, rendered.text.rstrip("\n") + "\n")
+            return list(rendered.warnings)
+        figure = P.make_figure(exprs, name, lo, hi, order, propagate=PROPAGATE)
+        if path is not None:
+            return list(P.write_image(figure, path))
+        from gradcalc.plotting.figure import drawable
+
+        text = P.render_plain(figure) if self.format == "plain" else P.render_json(figure)
+        self._write(self.out, text.rstrip("\n") + "\n")
+        return list(drawable(figure)[1])
+
     def describe_forward_ops(self) -> None:
         """Tell the engine how to name the statement that records each node (for detect_anomaly)."""
         from gradcalc.autograd.node import set_anomaly_context

@@ -13,11 +13,12 @@ from .autograd import Backward, Graph, RetainGrad, Seed, With, ZeroGrad
 from .control import Branch, Break, Continue, For, If, Pass, Return, While
 from .functions import Def, FunctionDef, Save
 from .output import Command, ExprStmt, Print
+from .plot import Plot
 
 finish_records()
 
 __all__ = [
     "Assign", "AugAssign", "Backward", "Branch", "Break", "Command", "Continue", "Def", "Del", "ExprStmt", "For",
-    "FunctionDef", "Graph", "If", "Pass", "Print", "RetainGrad", "Return", "Save", "Seed", "While", "With",
+    "FunctionDef", "Graph", "If", "Pass", "Plot", "Print", "RetainGrad", "Return", "Save", "Seed", "While", "With",
     "ZeroGrad",
 ]

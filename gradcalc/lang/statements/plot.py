@@ -1,0 +1,120 @@
+"""`plot`: a function of one name and its exact derivatives, in the terminal or to a file (LANGUAGE.md §8)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from typing import Any
+
+from .. import ast as A
+from ..ast import Stmt, start_of, statement, token_loc
+from ..compiler import ARG, VALUE, Compiler, compiles
+from ..convert import describe
+from ..errors import GradcalcError, Interrupted, Loc, SyntaxProblem
+from ..keywords import check_name
+from ..runtime import ENGINE, Closure, Frame
+
+
+@statement("plot_stmt")  # plot_stmt: PLOT testlist FOR NAME IN test [ORDER test] [TO test]
+class Plot(Stmt):
+    """plot EXPR[, EXPR ...] for NAME in [LO, HI] [order N] [to "FILE"]
+
+Draws each EXPR as a function of NAME over [LO, HI], and with `order N` (0 to 3) its first N derivatives,
+exact (by autograd, not finite differences). NAME is a new local name: the workspace is untouched.
+  plot sin(x) for x in [-pi, pi]
+  plot x**3 - 2*x for x in [-2, 2] order 2
+  plot sin(x), cos(x) for x in [0, 2*pi] to "trig.svg"      (.svg or .png: needs pip install 'gradcalc[plot]')
+On a terminal a braille line plot as wide as the terminal; --format plain prints the samples as rows
+`x f f' ...`, --format json one object. Points where a curve is not finite are gaps."""
+
+    loc: Loc
+    exprs: list
+    name: str
+    lo: Any
+    hi: Any
+    order: Any
+    path: Any
+
+    @classmethod
+    def lower(cls, kw: Any, exprs: Any, for_kw: Any, name: Any, in_kw: Any, bounds: Any, order_kw: Any,
+              order: Any, to_kw: Any, path: Any) -> Plot:
+        check_name(name)
+        items = exprs.items if isinstance(exprs, A.TupleExpr) and not exprs.parens else [exprs]
+        if isinstance(bounds, A.NumList) and bounds.problem is None and len(bounds.data) == 2 and all(
+            isinstance(v, (int, float)) for v in bounds.data
+        ):
+            lo, hi = (A.Num(v, bounds.loc) for v in bounds.data)
+        elif isinstance(bounds, A.ListExpr) and len(bounds.items) == 2:
+            lo, hi = bounds.items
+        else:
+            raise SyntaxProblem(f"the range of '{name}' is written [LO, HI]: `for {name} in [0, 1]`", start_of(bounds))
+        return cls(token_loc(kw), items, str(name), lo, hi, order, path)
+
+
+def _texts(source: str, st: Plot) -> list[str]:
+    """Each EXPR as the user wrote it (the legend's names): the text between its start and the next one's."""
+    lines = source.splitlines()
+
+    def offset(loc: Loc) -> int:
+        return sum(len(line) + 1 for line in lines[: loc.line - 1]) + loc.column - 1
+
+    starts = [offset(start_of(e)) for e in st.exprs]
+    end = source.find(" for ", starts[-1])
+    ends = [*starts[1:], end if end >= 0 else len(source)]
+    out = []
+    for a, b in zip(starts, ends, strict=True):
+        text = source[a:b].strip()
+        out.append(text[:-1].rstrip() if text.endswith(",") else text)
+    return out
+
+
+def _number(value: Any, what: str, loc: Loc) -> float:
+    if isinstance(value, ENGINE.Tensor) and value.numel() == 1:
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GradcalcError(f"plot: {what} must be a number, not {describe(value)}", loc)
+    if not math.isfinite(value):
+        raise GradcalcError(f"plot: {what} must be finite, not {value}", loc)
+    return float(value)
+
+
+@compiles(Plot)
+def compile_plot(c: Compiler, st: Plot) -> Closure:
+    exprs = [c.expr(e, VALUE) for e in st.exprs]
+    texts = _texts(c.unit.source, st)
+    lo_fn, hi_fn = c.expr(st.lo, ARG), c.expr(st.hi, ARG)
+    order_fn = c.expr(st.order, ARG) if st.order is not None else None
+    path_fn = c.expr(st.path, VALUE) if st.path is not None else None
+    name, host = st.name, c.interp.host
+    lo_loc, hi_loc = start_of(st.lo), start_of(st.hi)
+    order_loc = start_of(st.order) if st.order is not None else st.loc
+    path_loc = start_of(st.path) if st.path is not None else st.loc
+
+    def run(f: Frame) -> None:
+        from gradcalc.plotting import PlotError
+
+        lo, hi = _number(lo_fn(f), "the low end of the range", lo_loc), _number(hi_fn(f), "the high end", hi_loc)
+        if not lo < hi:
+            raise GradcalcError(f"plot: the range [{lo:g}, {hi:g}] is empty: write [LO, HI] with LO < HI", lo_loc)
+        order = 0 if order_fn is None else _number(order_fn(f), "order", order_loc)
+        if order not in (0, 1, 2, 3):
+            raise GradcalcError(f"plot: order is a whole number from 0 to 3, not {order:g}", order_loc)
+        path = path_fn(f) if path_fn is not None else None
+        if path is not None and not isinstance(path, str):
+            raise GradcalcError(f"plot ... to needs a file name (a string), not {describe(path)}", path_loc)
+
+        def curve(fn: Closure) -> Any:
+            return lambda x: fn(Frame({name: x}, f))  # NAME is local: the workspace is untouched
+
+        try:
+            shown = host.plot([(t, curve(e)) for t, e in zip(texts, exprs, strict=True)], name, lo, hi, int(order),
+                              path)
+        except PlotError as exc:
+            raise GradcalcError(f"plot: {exc}", path_loc if path is not None else st.loc) from None
+        for message in shown:
+            warnings.warn(message, UserWarning, stacklevel=1)
+
+    return run
+
+
+PROPAGATE = (Interrupted, KeyboardInterrupt)
