@@ -4,7 +4,7 @@
 answers the REPL's Enter key; `KEYWORDS` and `BUILTINS` feed completion and highlighting.
 
 Importing this package is light: the parser and the engine (NumPy) load when first needed, and Lark
-only when the parser's cached tables must be made or a syntax error described (see parser.py).
+only when the parser's cached tables must be made or a syntax error described (see the parser package).
 """
 
 from __future__ import annotations

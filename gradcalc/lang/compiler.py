@@ -18,9 +18,7 @@ Control flow returns signals (BREAK, CONTINUE, RETURN) rather than raising excep
 
 from __future__ import annotations
 
-import difflib
 import operator
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,8 +26,6 @@ from . import ast as A
 from .builtins import (
     ATTRIBUTES,
     METHODS,
-    NODE_ATTRIBUTES,
-    NODE_METHODS,
     SETTABLE,
     Builtin,
     RawList,
@@ -40,7 +36,17 @@ from .builtins import (
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
 from .failures import error_from, operator_error
 from .runtime import ENGINE as _T
-from .runtime import MISSING, BoundMethod, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
+from .runtime import MISSING, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
+from .values import (
+    all_whole,
+    check_result_size,
+    floats,
+    index_value,
+    ints,
+    other_attribute,
+    other_method,
+    rectangular,
+)
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -276,12 +282,12 @@ class Compiler:
         data = node.data
         if ctx == ARG:
             return lambda f: RawList(data)
-        if ctx == INDEX and _all_whole(data):
-            ints = _ints(data)
-            return lambda f: list(ints)
-        floats = _floats(data)
+        if ctx == INDEX and all_whole(data):
+            whole_data = ints(data)
+            return lambda f: list(whole_data)
+        float_data = floats(data)
         make = _T.tensor
-        return lambda f: make(floats)
+        return lambda f: make(float_data)
 
     def const(self, node: A.Str | A.Const, ctx: int) -> Closure:
         value = node.value
@@ -311,8 +317,8 @@ class Compiler:
         def ev(f: Frame) -> Any:
             values = [fn(f) for fn in fns]
             if all(type(v) in numeric for v in values):
-                data = _floats(values)
-                if not _rectangular(data):
+                data = floats(values)
+                if not rectangular(data):
                     raise GradcalcError("a ragged list: every row of a tensor needs the same length", loc)
                 return make(data)
             for i in literal:
@@ -334,7 +340,7 @@ class Compiler:
             a = left(f)
             b = right(f)
             if type(a) is Tensor and type(b) is Tensor and a.numel() * b.numel() > interp.max_elements:
-                _check_result_size(sym, a, b, loc)
+                check_result_size(sym, a, b, loc)
             try:
                 return op(a, b)
             except Exception as exc:
@@ -359,7 +365,7 @@ class Compiler:
             for op, sym, right, loc in binaries:
                 b = right(f)
                 if type(a) is Tensor and type(b) is Tensor and a.numel() * b.numel() > interp.max_elements:
-                    _check_result_size(sym, a, b, loc)
+                    check_result_size(sym, a, b, loc)
                 try:
                     a = op(a, b)
                 except Exception as exc:
@@ -478,7 +484,7 @@ class Compiler:
                     if type(result) is Tensor and result.numel() > limits.max_elements:
                         check_size(result.numel(), f"x.{name}()")
                     return result
-                return _other_method(o, name, (), {}, loc)
+                return other_method(o, name, (), {}, loc)
 
             return ev_plain
 
@@ -491,7 +497,7 @@ class Compiler:
                     return invoke_method(b, o, a, kw)
                 except Exception as exc:
                     raise error_from(exc, loc) from None
-            return _other_method(o, name, a, kw, loc)
+            return other_method(o, name, a, kw, loc)
 
         return ev
 
@@ -509,12 +515,12 @@ class Compiler:
                         return getattr(o, engine_name)
                     except Exception as exc:
                         raise error_from(exc, loc) from None
-                return _other_attribute(o, name, loc)
+                return other_attribute(o, name, loc)
 
             return ev_attr
 
         def ev(f: Frame) -> Any:
-            return _other_attribute(obj(f), name, loc)
+            return other_attribute(obj(f), name, loc)
 
         return ev
 
@@ -547,7 +553,7 @@ class Compiler:
         ev = self.expr(node, INDEX)
         if isinstance(node, (A.Num, A.NumList, A.Const)):
             return ev
-        return lambda f: _index_value(ev(f))
+        return lambda f: index_value(ev(f))
 
     def slice(self, node: A.Slice, ctx: int) -> Closure:
         parts = [self.index_expr(p) if p is not None else None for p in (node.start, node.stop, node.step)]
@@ -557,107 +563,3 @@ class Compiler:
 
 def _none(f: Frame) -> None:
     return None
-
-
-def _index_value(v: Any) -> Any:
-    """`x[n]` where n = 1 (a float64 tensor): a whole 0-d tensor indexes as an int."""
-    if type(v) is _T.Tensor and v.ndim == 0 and v.dtype.is_floating_point:
-        x = v.item()
-        if x == int(x):
-            return int(x)
-    return v
-
-
-def _all_whole(data: Any) -> bool:
-    if isinstance(data, list):
-        return all(_all_whole(d) for d in data)
-    return float(data).is_integer()
-
-
-def _ints(data: Any) -> Any:
-    if isinstance(data, list):
-        return [_ints(d) for d in data]
-    return int(data)
-
-
-def _rectangular(data: list) -> bool:
-    """True when nested lists have one length per depth (a tensor's shape)."""
-    level = data
-    while True:
-        kinds = {isinstance(v, list) for v in level}
-        if len(kinds) > 1:
-            return False
-        if not level or kinds == {False}:
-            return True
-        lengths = {len(v) for v in level}
-        if len(lengths) > 1:
-            return False
-        level = [x for v in level for x in v]
-
-
-def _floats(data: Any) -> Any:
-    if isinstance(data, list):
-        return [_floats(d) for d in data]
-    return float(data)
-
-
-def _check_result_size(sym: str, a: Any, b: Any, loc: Loc) -> None:
-    """Before an operation of two large tensors: would its result exceed the element limit?"""
-    import numpy as np
-
-    sa, sb = tuple(a.shape), tuple(b.shape)
-    try:
-        if sym == "@":
-            if len(sa) >= 2 and len(sb) >= 2:
-                batch = np.broadcast_shapes(sa[:-2], sb[:-2])
-                shape = (*batch, sa[-2], sb[-1])
-            else:
-                shape = sa[:-1] + sb[:-2] + sb[-1:] if sb else sa[:-1]
-        else:
-            shape = np.broadcast_shapes(sa, sb)
-    except ValueError:
-        return  # shapes that do not broadcast: the engine says so
-    n = 1
-    for d in shape:
-        n *= d
-    try:
-        check_size(n, f"the result of '{sym}'")
-    except GradcalcError as exc:
-        exc.loc = loc
-        raise
-
-
-def _is_node(o: Any) -> bool:
-    return isinstance(o, _T.Node)
-
-
-def _other_attribute(o: Any, name: str, loc: Loc) -> Any:
-    """Attributes of values that are not tensors (and unknown tensor attributes)."""
-    if type(o) is _T.Tensor:
-        b = METHODS.get(name)
-        if b is not None:
-            return BoundMethod(o, b)
-        close = difflib.get_close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
-        hint = f"; did you mean '{close[0]}'?" if close else ""
-        raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
-    if _is_node(o) and name in NODE_ATTRIBUTES:
-        v = getattr(o, name, None)
-        if isinstance(v, weakref.ref):
-            v = v()
-        return v
-    raise GradcalcError(f"{describe(o)} has no attribute '{name}'", loc)
-
-
-def _other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
-    """Methods of values that are not tensors, and the message when there is none."""
-    if type(o) is _T.Tensor:
-        if name in ATTRIBUTES:
-            raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
-        _other_attribute(o, name, loc)  # raises: no such attribute
-    if _is_node(o) and name in NODE_METHODS and not args and not kwargs:
-        return getattr(o, name)()
-    if _is_node(o) and name in NODE_ATTRIBUTES:
-        raise GradcalcError(f"'{name}' is an attribute, not a method: write .{name} without ()", loc)
-    raise GradcalcError(f"{describe(o)} has no method '{name}'", loc)
-
-

@@ -1,13 +1,13 @@
 """Lowering: from the grammar's rules to the records of `ast.py` and `statements/`.
 
 `Lowerer` has one callback per rule (or alias) of grammar/gradcalc.lark. The parser applies them while
-it parses (parser.py's table-driven parser, or Lark's LALR parser with `transformer=`), bottom-up and
+it parses (the parser's table-driven parser, or Lark's LALR parser with `transformer=`), bottom-up and
 without recursion, so no parse tree is ever built and a deeply nested input lowers as easily as a flat
 one. `check` (ast.py) then walks the statements once for what depends on context (`break` outside a
 loop, `save` outside a forward block, ...).
 
 This module does not import Lark: a token is anything that is a `str` with `type`, `line` and `column`
-attributes, which both Lark's `Token` and parser.py's `Tok` are (and no other child of a rule is a str).
+attributes, which both Lark's `Token` and the parser's `Tok` are (and no other child of a rule is a str).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'
 
 
 class Tok(str):
-    """A token of parser.py's own parser: the matched text, the terminal's name and where it starts. (Lark's
+    """A token of the parser's own parser: the matched text, the terminal's name and where it starts. (Lark's
     `Token` carries the same attributes; the callbacks take either.)"""
 
     type: str
@@ -93,7 +93,7 @@ def _nodes(children: list) -> list:
 
 class Lowerer:
     """One callback per grammar rule; each returns an `ast` node (or a piece of one). A rule without a
-    callback here must be inlined (`_rule`) or always have one child (`?rule`): parser.py checks.
+    callback here must be inlined (`_rule`) or always have one child (`?rule`): the parser package checks.
 
     The program's structure and the expressions are lowered here; each statement's rule is lowered by its
     record (`A.RULES`, filled by `@statement` in gradcalc.lang.statements), installed below."""

@@ -14,24 +14,12 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
+from ..grammar import grammar_path, grammar_text  # noqa: F401 - grammar_path: the package's name for it
 from ..lower import Lowerer
 from .blocks import BlockPostLex
 
 if TYPE_CHECKING:  # Lark is imported only on its own path (importing it costs a cold start ~20 ms)
     from lark import Lark
-
-
-def grammar_path() -> str:
-    """grammar/gradcalc.lark: beside the package in a source tree, inside it in an installed wheel.
-    (os.path rather than pathlib: importing pathlib would cost every cold start a few milliseconds.)"""
-    here = os.path.realpath(__file__)
-    for _ in range(3):  # gradcalc/lang/parser/lark_path.py -> gradcalc/
-        here = os.path.dirname(here)
-    for candidate in (os.path.join(here, "grammar", "gradcalc.lark"),
-                      os.path.join(os.path.dirname(here), "grammar", "gradcalc.lark")):
-        if os.path.isfile(candidate):
-            return candidate
-    raise FileNotFoundError("gradcalc's grammar (grammar/gradcalc.lark) is missing from the installation")
 
 
 def cache_dir() -> str | None:
@@ -74,8 +62,8 @@ def cache_file(grammar: str) -> str | None:
 
 
 def _read_grammar() -> str:
-    with open(grammar_path(), encoding="utf-8") as f:
-        return f.read()
+    """The grammar's text (grammar.py reads it once per process)."""
+    return grammar_text()
 
 
 _parser: Lark | None = None
