@@ -155,6 +155,15 @@ def main() -> None:
     print(f"  python -m gradcalc -e '1 + 1'       {t_run:8.3f} s")
     print(f"  ratio                               {t_run / t_ref:8.2f} x   (target <= 1.25)")
 
+    # plot: a whole process to a non-terminal (plain text), beyond the cold start of `-e '1 + 1'`
+    plot = "plot sin(x)*exp(-x/5) for x in [0, 20] order 2"
+    per_point = "def f(t):\n    return t * mean(t) + sin(t)\nplot f(x) for x in [0, 20] order 2"
+    t_plot = cold([python, "-m", "gradcalc", "-e", plot], repeat * 2)
+    t_point = cold([python, "-m", "gradcalc", "-e", per_point], repeat * 2)
+    print("\nplot to a non-terminal (80 columns), beyond the cold start above")
+    print(f"  {plot}   {(t_plot - t_run) * 1e3:6.1f} ms   (target <= 60)")
+    print(f"  a user def that is not elementwise (one point at a time)   {(t_point - t_run) * 1e3:6.1f} ms   (report)")
+
 
 if __name__ == "__main__":
     main()
