@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 
-from . import autograd, func, nn, optim  # noqa: E402, I001 - after the engine they build on
+from . import autograd
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -22,7 +22,6 @@ from .autograd.grad_mode import (
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
 from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
 from .autograd.tensor import DType, Size, Tensor
-from .func import vmap
 
 __version__ = "0.1.0"
 
@@ -49,3 +48,18 @@ __all__ = [
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
 ]
+
+
+# The function transforms, modules and optimizers load on first use: a plain run (`gradcalc -e '1 + 1'`)
+# needs none of them, and importing them would cost every cold start.
+_LAZY = {"func": "gradcalc.func", "nn": "gradcalc.nn", "optim": "gradcalc.optim"}
+
+
+def __getattr__(name: str) -> object:
+    import importlib
+
+    if name in _LAZY:
+        return importlib.import_module(_LAZY[name])
+    if name == "vmap":
+        return importlib.import_module("gradcalc.func").vmap
+    raise AttributeError(f"module 'gradcalc' has no attribute {name!r}")
