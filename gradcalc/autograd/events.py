@@ -13,16 +13,15 @@ in place).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from .node import Node
     from .tensor import Tensor
 
 
-@dataclass(frozen=True)
-class HookCall:
+# NamedTuples, not dataclasses: loading dataclasses would cost every cold start about 2 ms
+class HookCall(NamedTuple):
     """One hook that ran: `kind` is "tensor" (Tensor.register_hook), "prehook" (Node.register_prehook),
     "hook" (Node.register_hook) or "post_accumulate_grad"; `replaced` says whether it returned a
     replacement for the gradient(s) it was given."""
@@ -32,8 +31,7 @@ class HookCall:
     replaced: bool
 
 
-@dataclass(frozen=True)
-class NodeRun:
+class NodeRun(NamedTuple):
     """A node of the graph taking its turn.
 
     - `grad_outputs`: per output of the node, the gradient it received (after the hooks), or None;
@@ -53,8 +51,7 @@ class NodeRun:
     executed: bool = True
 
 
-@dataclass(frozen=True)
-class GradAccumulated:
+class GradAccumulated(NamedTuple):
     """A gradient added into a leaf's `.grad`: `before` (a snapshot, or None) and `after` the addition."""
 
     tensor: Tensor
@@ -64,8 +61,7 @@ class GradAccumulated:
     after: Tensor | None
 
 
-@dataclass(frozen=True)
-class GradRetained:
+class GradRetained(NamedTuple):
     """A non-leaf's gradient kept in its `.grad` (retain_grad): `before` and `after`."""
 
     tensor: Tensor
