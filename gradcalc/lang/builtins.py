@@ -200,9 +200,8 @@ class Builtin:
         """`:help NAME`: the signature as the language calls it, and the docstring's first line."""
         fn = self.engine_callable()
         text = (inspect.getdoc(fn) or "").strip().split("\n\n")[0].replace("\n", " ")
-        return f"{signature_text(self.name, fn, self.method)}: {text}" if text else signature_text(
-            self.name, fn, self.method
-        )
+        signature = signature_text(self.name, fn, self.method)
+        return f"{signature}: {text}" if text else signature
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.invoke(args, kwargs)

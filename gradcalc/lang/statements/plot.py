@@ -29,6 +29,7 @@ On a terminal a braille line plot as wide as the terminal; --format plain prints
 
     loc: Loc
     exprs: list
+    for_loc: Loc  # where the EXPR list ends (the legend names the curves by their text)
     name: str
     lo: Any
     hi: Any
@@ -48,7 +49,7 @@ On a terminal a braille line plot as wide as the terminal; --format plain prints
             lo, hi = bounds.items
         else:
             raise SyntaxProblem(f"the range of '{name}' is written [LO, HI]: `for {name} in [0, 1]`", start_of(bounds))
-        return cls(token_loc(kw), items, str(name), lo, hi, order, path)
+        return cls(token_loc(kw), items, token_loc(for_kw), str(name), lo, hi, order, path)
 
 
 def _texts(source: str, st: Plot) -> list[str]:
@@ -59,8 +60,7 @@ def _texts(source: str, st: Plot) -> list[str]:
         return sum(len(line) + 1 for line in lines[: loc.line - 1]) + loc.column - 1
 
     starts = [offset(start_of(e)) for e in st.exprs]
-    end = source.find(" for ", starts[-1])
-    ends = [*starts[1:], end if end >= 0 else len(source)]
+    ends = [*starts[1:], offset(st.for_loc)]
     out = []
     for a, b in zip(starts, ends, strict=True):
         text = source[a:b].strip()
