@@ -6,7 +6,6 @@ functions); running them changes the workspace and reports output through the `H
 
 from __future__ import annotations
 
-import difflib
 import math
 from typing import Any, Protocol
 
@@ -14,7 +13,7 @@ from . import ast as A
 from . import statements  # noqa: F401 - registers every statement's compile function
 from .builtins import DTYPES, FUNCTIONS
 from .compiler import Compiler
-from .errors import GradcalcError, Loc
+from .errors import GradcalcError, Loc, close_matches
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
@@ -107,6 +106,6 @@ class Interpreter:
         while f is not None:
             known.update(f.vars)
             f = f.parent
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        close = close_matches(name, sorted(known), n=1, cutoff=0.75)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return GradcalcError(f"name '{name}' is not defined{hint}", loc)

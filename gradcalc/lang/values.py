@@ -3,12 +3,11 @@ size checks before large operations, and the attributes and methods of values th
 
 from __future__ import annotations
 
-import difflib
 import weakref
 from typing import Any
 
 from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, check_size, describe
-from .errors import GradcalcError, Loc
+from .errors import GradcalcError, Loc, close_matches
 from .runtime import ENGINE as _T
 from .runtime import BoundMethod
 
@@ -91,7 +90,7 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
         b = METHODS.get(name)
         if b is not None:
             return BoundMethod(o, b)
-        close = difflib.get_close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
+        close = close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
     if _is_node(o) and name in NODE_ATTRIBUTES:
