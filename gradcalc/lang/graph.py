@@ -19,7 +19,11 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from gradcalc.autograd.printing import tensor_repr
+from gradcalc.autograd.saved import FREED_VALUE, details
+
 from .errors import GradcalcError
+from .render import torch_repr
 
 MAX_LINES = 2000
 SMALL = 6  # a tensor of at most this many elements shows its value
@@ -34,6 +38,7 @@ class Names:
         self.of_output: dict[int, dict[int, list[str]]] = {}
         self.tensors: dict[int, Any] = {}  # id -> tensor: keeps what the ids refer to alive while in use
         self.outputs: dict[tuple[int, int], Any] = {}  # (id of node, output number) -> a tensor it made
+        self.reprs: dict[tuple[Any, bytes], str] = {}
         for name, value in workspace.items():
             if isinstance(value, tensor_type) and name not in skip:
                 self.add(value, name)
@@ -53,6 +58,16 @@ class Names:
                 self.outputs[(id(node), nr)] = t
             if name is not None and name not in outputs[nr]:
                 outputs[nr].append(name)
+
+    def value(self, t: Any) -> str:
+        """`compact(t)`, remembered for equal 0-d values: a chain of a million `y * 2` formats `2` once."""
+        if t.ndim:
+            return compact(t)
+        key = (t.dtype, t.detach().numpy().tobytes())
+        text = self.reprs.get(key)
+        if text is None:
+            text = self.reprs[key] = compact(t)
+        return text
 
     def name_of(self, t: Any) -> str | None:
         """One name for a saved tensor: its own, or (for a node's saved output) its output's."""
@@ -78,8 +93,6 @@ def _shape(t: Any) -> str:
 
 def compact(t: Any, full: bool = False) -> str:
     """A tensor's repr on one line (`tensor([[1., 2.], [3., 4.]])`); `full` keeps requires_grad/grad_fn."""
-    from gradcalc.autograd.printing import tensor_repr
-
     grad_fn = t.grad_fn.name() if full and t.grad_fn is not None else None
     text = tensor_repr(
         t.detach().numpy(), requires_grad=full and t.requires_grad, grad_fn=grad_fn, dtype_prefix=""
@@ -114,10 +127,6 @@ def _about(t: Any, names: list[str], leaf: bool, output: int | None = None) -> s
 
 def _saved_text(node: Any, names: Names) -> str:
     """`self = x, exponent = 2.0`: what the node saved for backward."""
-    from gradcalc.autograd.saved import FREED_VALUE, details
-
-    from .render import torch_repr
-
     items = []
     for d in details(node):
         if not d.is_tensor:
@@ -130,8 +139,10 @@ def _saved_text(node: Any, names: Names) -> str:
             items.append(f"{d.name} = None")
         else:
             t = d.value
-            who = names.name_of(t)
-            shown = who or (compact(t) if t.numel() <= SMALL else f"a tensor of shape {_shape(t)}")
+            outputs = names.of_output.get(id(node), {})
+            # PyTorch's `result` is the node's own output: named as it is (gradcalc may keep a copy of it)
+            who = names.name_of(t) if d.name != "result" or not outputs.get(0) else outputs[0][0]
+            shown = who or (names.value(t) if t.numel() <= SMALL else f"a tensor of shape {_shape(t)}")
             if d.saved_version is not None and d.version != d.saved_version:
                 shown += f" (version {d.saved_version} when saved, now {d.version})"
             items.append(f"{d.name} = {shown}")
