@@ -149,19 +149,28 @@ def _saved_text(node: Any, names: Names) -> str:
     return ", ".join(items)
 
 
+def _title(node: Any) -> str:
+    """The node's name, and where the front end made it (`MulBackward0 [line 3: y = a * b]`) when known."""
+    origin = getattr(node, "origin", None)
+    if origin is None:
+        return node.name()
+    return f"{node.name()} [{' '.join(str(origin).split())}]"
+
+
 def label(node: Any, names: Names) -> tuple[str, str, str]:
-    """(the node's name, what is known of its output(s), what it saved): one node's label, in three parts."""
+    """(the node's name and origin, what is known of its output(s), what it saved): one node's label."""
     leaf = _leaf_of(node)
-    if leaf is not None:
-        about = _about(leaf, names.of_tensor.get(id(leaf), []), True)
+    if leaf is not None:  # made on first use by whichever statement: no origin of its own
+        title, about = node.name(), _about(leaf, names.of_tensor.get(id(leaf), []), True)
     else:
+        title = _title(node)
         outputs = names.of_output.get(id(node), {})
         several = node.num_outputs > 1
         about = "; ".join(
             _about(names.outputs[(id(node), nr)], who, False, nr if several else None)
             for nr, who in sorted(outputs.items())
         )
-    return node.name(), about, _saved_text(node, names)
+    return title, about, _saved_text(node, names)
 
 
 def _line(parts: tuple[str, str, str]) -> str:

@@ -48,7 +48,13 @@ class Hook:
         return _name(self.fn)
 
     def __call__(self, *args: Any) -> Any:
-        result = self.fn(*args)
+        interp = getattr(self.fn, "interp", None)
+        where = interp.current if interp is not None else None
+        try:
+            result = self.fn(*args)
+        finally:
+            if interp is not None:  # warnings after the hook point at the backward again, not into the hook
+                interp.current = where
         kind = self.kind
         if kind == "tensor":
             return None if result is None else self._gradient(result, args[0], "")

@@ -186,6 +186,20 @@ def test_a_long_chain_prints_without_recursion_and_is_cut_at_max_lines() -> None
     assert len(graph.dot(y, graph.Names({}, gradcalc.Tensor)).splitlines()) == 2 * 30_001 + 2
 
 
+def test_a_node_made_by_a_known_statement_says_where() -> None:
+    class Origin:  # what the language stamps on nodes: its str names the statement
+        def __str__(self) -> str:
+            return "line 3: y = a * b"
+
+    a = gradcalc.tensor([1.0, 2.0], requires_grad=True)
+    with gradcalc.autograd.graph.origin(Origin()):
+        y = a * a
+    first, *leaves = graph.tree(y, graph.Names({"a": a, "y": y}, gradcalc.Tensor)).splitlines()
+    assert first.startswith("MulBackward0 [line 3: y = a * b]  (y: shape (2,)")
+    assert leaves and not any("line 3" in leaf for leaf in leaves)
+    assert "MulBackward0 [line 3: y = a * b]\\ny: shape" in graph.dot(y, graph.Names({"y": y}, gradcalc.Tensor))
+
+
 def test_dot_labels_are_escaped() -> None:
     assert graph._label_text(('a"b', "c\\N", "")) == '"a\\"b\\nc\\\\N"'
 
