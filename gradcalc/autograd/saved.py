@@ -204,8 +204,10 @@ def details(node: Node) -> list[SavedDetail]:
     saved = node._saved
     freed = saved is _freed()
     specs = type(node).saved_names
-    if not specs:  # a custom Function's node: its saved tensors by position
-        specs = {f"saved_tensors[{i}]": tensor(i) for i in range(0 if freed or not saved else len(saved))}
+    if not specs:  # a custom Function's node: its saved tensors by position (how many is lost once freed)
+        if freed:
+            return [SavedDetail("saved_tensors", FREED_VALUE, True, None, None)]
+        specs = {f"saved_tensors[{i}]": tensor(i) for i in range(len(saved) if saved else 0)}
     out = []
     for name, spec in specs.items():
         if not spec.is_tensor:

@@ -106,7 +106,7 @@ def _grad_text(t: Any) -> str:
         return "grad None"
     if g.numel() <= SMALL:
         return "grad " + compact(g, full=True)
-    return f"grad: a tensor of {g.numel()} elements"
+    return f"grad (a tensor of {g.numel()} elements)"
 
 
 def _about(t: Any, names: list[str], leaf: bool, output: int | None = None) -> str:

@@ -287,3 +287,31 @@ def test_reading_freed_saved_values_is_pytorchs_error_in_our_words() -> None:
 def test_unknown_saved_names_say_what_the_node_saved() -> None:
     r = run(PRELUDE + "y = a * b\ny.grad_fn.saved.input\n")
     assert r.errors == ["MulBackward0 saved no value named 'input'; it saved: other, self"]
+
+
+def test_a_custom_functions_saved_tensors_by_position_and_freed_as_pytorch_frees_them() -> None:
+    class MyRelu(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.save_for_backward(x)
+            return x.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx: Any, g: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return g * (x > 0)
+
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = MyRelu.apply(x)
+    assert y.grad_fn.saved_tensors[0] is x
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="freed"):
+        y.grad_fn.saved_tensors  # noqa: B018
+    script = (
+        "function myrelu(input):\n    forward:\n        save input\n        return clamp(input, min=0)\n"
+        "    backward(g):\n        return g * (input > 0)\n"
+        "x = [1, -2] requires_grad\ny = myrelu(x)\ngraph y\nbackward y.sum()\ngraph y\n"
+    )
+    lines = out(script).splitlines()
+    assert lines[0].endswith("saved: saved_tensors[0] = x")
+    assert lines[2].endswith("saved: saved_tensors (freed)")
