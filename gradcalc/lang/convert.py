@@ -171,6 +171,9 @@ def describe(value: Any) -> str:
         return f"the built-in function {value.name}"
     if callable(value):
         return "a function"
+    described = getattr(type(value), "described_as", None)  # the language's own values (a hook handle...)
+    if isinstance(described, str):
+        return described
     return "a value of another kind"
 
 
