@@ -144,8 +144,10 @@ def _pair(v: Any) -> tuple[Any, Any]:
 
 
 def _function(v: Any) -> Any:
-    if callable(v) and not isinstance(v, (_tensor_type(), type)):
-        return v
+    from .values import OBJECT_CALLS
+
+    if callable(v) and not isinstance(v, (_tensor_type(), type)) and type(v) not in OBJECT_CALLS:
+        return v  # (a module is called on tensors, not as a function of no arguments)
     raise WrongArgument
 
 

@@ -343,6 +343,13 @@ class OptimizerSurface(Surface):
         raise self.missing(o, name)
 
     def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+        if name == "load_state_dict":
+            given = (args[0] if args else kwargs.get("state_dict"))
+            if isinstance(given, dict) and not {"state", "param_groups"} <= set(given):
+                raise GradcalcError(
+                    f"{type(o).__name__}.load_state_dict(state_dict) takes what an optimizer's state_dict() "
+                    "returns (with 'state' and 'param_groups'), not a module's"
+                )
         return self.checked_call(o, name, args, kwargs)
 
     def assign(self, o: Any, name: str, value: Any) -> None:
