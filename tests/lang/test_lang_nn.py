@@ -20,9 +20,11 @@ import torch
 from gclang_testing import out, run
 
 from gradcalc.lang import Session
+from gradcalc.lang.builtins import NN_BUILTINS
 
 ROOT = Path(__file__).resolve().parents[2]
 RTOL = 1e-10
+NN_NAMES = sorted(name for names in NN_BUILTINS.values() for name in names)
 
 # Python's and NumPy's words that no message may contain (LANGUAGE.md §5)
 PYTHON_WORDS = re.compile(
@@ -445,11 +447,7 @@ def test_bad_input_gives_one_clear_error(source: str, words: list[str]) -> None:
 ODD = ["none", '"s"', "[1, 2]", "1.5", "-1", "true", "sin", "Tanh()", "(1, 2)", "[[1, 2], [3]]", "w", "[w]"]
 
 
-@pytest.mark.parametrize("name", sorted(
-    ["Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss", "L1Loss",
-     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "linear", "gelu", "silu",
-     "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss", "SGD", "Adam", "AdamW"]
-))
+@pytest.mark.parametrize("name", NN_NAMES)
 def test_odd_arguments_never_speak_python(name: str) -> None:
     """Every nn built-in, and a module's call, with odd arguments by position and by name: a clear error or a
     value, never Python's words, and never a traceback."""
@@ -506,6 +504,35 @@ def test_a_failed_statement_changes_nothing() -> None:
 
 # ---------------------------------------------------------------------------------------------------
 # Help, completion, cold start
+
+
+def test_the_table_of_nn_built_ins_covers_the_engine() -> None:
+    """Every layer, loss and optimizer class of the engine is a built-in, and every function of nn.functional
+    is one (from nn.functional, or already from the engine's own functions)."""
+    import gradcalc.nn as gnn
+    import gradcalc.optim as gopt
+    from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
+
+    classes = {n for n in gnn.__all__ if isinstance(getattr(gnn, n), type) and issubclass(getattr(gnn, n), gnn.Module)}
+    assert set(NN_BUILTINS["nn"]) == classes - {"Module"} | {"Parameter"}
+    assert set(NN_BUILTINS["optim"]) == set(gopt.__all__) - {"Optimizer"}
+    assert set(NN_BUILTINS["nn.functional"]) == set(gnn.functional.__all__) - set(ENGINE_FUNCTIONS)
+
+
+@pytest.mark.parametrize("name", NN_NAMES)
+def test_every_nn_built_in_has_help_with_the_engine_signature(name: str) -> None:
+    import inspect
+
+    from gradcalc.lang.builtins import NN_BUILTINS
+    from gradcalc.lang.nn import HIDDEN, engine_object
+
+    space = next(s for s, names in NN_BUILTINS.items() if name in names)
+    page = out(f":help {name}")
+    assert page.startswith(f"{name}("), page
+    shown = page.split("): ")[0]
+    for p in inspect.signature(engine_object(f"{space}.{name}")).parameters.values():
+        if p.name not in HIDDEN and p.kind is not p.VAR_KEYWORD:
+            assert (p.name if p.name != "args" or name != "Sequential" else "modules") in shown, (p.name, page)
 
 
 def test_help_pages_come_from_the_engine() -> None:
