@@ -89,24 +89,31 @@ class Surface:
     kind = ""
 
     def owns(self, o: Any) -> bool:
+        """Whether `o` is a value of this kind."""
         raise NotImplementedError
 
     def methods(self, o: Any) -> tuple[str, ...]:
+        """The declared methods `o` has."""
         raise NotImplementedError
 
     def readable(self, o: Any) -> list[str]:
+        """The attributes of `o` that may be read (methods aside)."""
         raise NotImplementedError
 
     def attribute(self, o: Any, name: str) -> Any:
+        """`o.name`: a declared attribute, or a method as a value."""
         raise NotImplementedError
 
     def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+        """Run declared method `name` of `o`."""
         raise NotImplementedError
 
     def assign(self, o: Any, name: str, value: Any) -> None:
+        """`o.name = value`, where PyTorch allows it; an error in the language's words elsewhere."""
         raise NotImplementedError
 
     def summary(self, o: Any) -> str:
+        """What `:vars` shows of `o`."""
         raise NotImplementedError
 
     # shared -----------------------------------------------------------------------------------------
