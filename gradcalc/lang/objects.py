@@ -201,6 +201,12 @@ class ModuleSurface(Surface):
             return BoundObjectMethod(o, name, self)
         raise self.missing(o, name)
 
+    def method(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+        submodule = self.stores(o)[2].get(name)
+        if submodule is not None and name not in self.methods(o):
+            return call_module(submodule, args, kwargs)  # net.head(x), as PyTorch's self.head(x)
+        return super().method(o, name, args, kwargs)
+
     def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
         if name == "forward":
             return call_module(o, args, kwargs)

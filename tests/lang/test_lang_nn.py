@@ -382,9 +382,13 @@ def test_assigning_parameters_and_layers() -> None:
     s = session(
         "lin = Linear(2, 1)\nlin.weight = Parameter(tensor([[1., 2.]]))\nlin.bias = none\n"
         "net = Sequential(Tanh(), Tanh())\nnet[1] = lin\ny = net(tensor([[0.5, -0.5]]))\n"
+        "net.head = Tanh()\nz = net.head(y)\nn = len(net.parameters())\n"
     )
-    close(s.workspace["y"], torch.tensor([[1.0, 2.0]], dtype=torch.float64) @ torch.tanh(
-        torch.tensor([0.5, -0.5], dtype=torch.float64)).reshape(2, 1))
+    expected = torch.tanh(torch.tensor([[0.5, -0.5]], dtype=torch.float64)) @ torch.tensor(
+        [[1.0], [2.0]], dtype=torch.float64)
+    close(s.workspace["y"], expected)
+    close(s.workspace["z"], torch.tanh(expected))
+    assert s.workspace["n"] == 1  # the weight; the bias is none
 
 
 # ---------------------------------------------------------------------------------------------------
