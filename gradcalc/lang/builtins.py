@@ -38,9 +38,9 @@ from .convert import (
 from .errors import GradcalcError
 
 __all__ = [
-    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_HOOK_METHODS",
-    "NODE_METHODS", "SETTABLE", "TENSOR_HOOK_METHODS", "Builtin", "RawList", "as_tensor", "check_size", "describe",
-    "whole",
+    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS", "NODE_ATTRIBUTES",
+    "NODE_HOOK_METHODS", "NODE_METHODS", "SETTABLE", "TENSOR_HOOK_METHODS", "Builtin", "RawList", "as_tensor",
+    "check_size", "describe", "whole",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -57,6 +57,21 @@ LANGUAGE_ONLY: dict[str, str] = {
     "range": "py:range",
     "len": "py:len",
     "float": "py:float",
+}
+
+# Built-ins from torch.nn, torch.nn.functional and torch.optim, as gradcalc.nn and gradcalc.optim have them: the
+# engine's namespace and the names the language takes from it (every layer, loss and optimizer class, and the
+# functions of nn.functional not built-ins already). They load when one is first called (a plain run imports
+# neither package); nn.py checks their arguments, objects.py declares what their values offer.
+NN_BUILTINS: dict[str, tuple[str, ...]] = {
+    "nn": (
+        "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
+        "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter",
+    ),
+    "nn.functional": (
+        "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
+    ),
+    "optim": ("SGD", "Adam", "AdamW"),
 }
 
 # Engine names that are not built-ins of the language (the language has a statement for it, or the value it
@@ -166,7 +181,7 @@ class Builtin:
         spec = self._spec
         if spec is None:
             # Python's own built-ins (range, len, float) take the language's values as they are
-            plain = self.target.startswith("py:")
+            plain = self.target.startswith(("py:", "nn:"))  # nn.py checks the arguments of nn: built-ins
             spec = self._spec = derive_spec(self.name, self.engine_callable(), self.method, plain)
         return spec
 
@@ -288,11 +303,15 @@ def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> s
             parts.append(p.name)
         else:
             shown = p.default if p.default is None or isinstance(p.default, (bool, int, float, str)) else ""
+            if isinstance(p.default, tuple) and p.default and all(type(v) is float for v in p.default):
+                shown = p.default
             parts.append(f"{p.name}={_shown(shown)}")
     return f"{'x.' if method else ''}{name}({', '.join(parts)})"
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return str(value)  # Adam's betas=(0.9, 0.999)
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -350,6 +369,10 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
         return _method_caller(target[len("method:"):])
     if target.startswith("py:"):
         return PYTHON[target[3:]]
+    if target.startswith("nn:"):
+        from .nn import language_callable
+
+        return language_callable(b.name, target[3:])
     obj: Any = engine()
     for part in target.split("."):
         obj = getattr(obj, part, None)
@@ -372,6 +395,9 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
         if not name.startswith("_") and name not in NOT_BUILT_INS
     }
     functions.update((name, Builtin(name, target)) for name, target in LANGUAGE_ONLY.items())
+    functions.update(
+        (name, Builtin(name, f"nn:{space}.{name}")) for space, names in NN_BUILTINS.items() for name in names
+    )
     methods: dict[str, Builtin] = {}
     attributes: dict[str, str] = {"grad_fn": "grad_fn"}  # a field of the tensor, not a property
     settable: list[str] = []

@@ -38,7 +38,10 @@ from .failures import error_from, operator_error
 from .runtime import ENGINE as _T
 from .runtime import MISSING, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
 from .values import (
+    OBJECT_CALLS,
     all_whole,
+    assign_other_attribute,
+    assign_other_item,
     check_result_size,
     floats,
     index_value,
@@ -188,10 +191,11 @@ class Compiler:
             def bind_item(f: Frame, v: Any) -> None:
                 o = obj(f)
                 i = idx(f)
+                if not isinstance(o, _T.Tensor):
+                    assign_other_item(o, i, v, loc)  # net[0] = Linear(1, 8); an error for anything else
+                    return
                 if isinstance(v, _T.Tensor) and v.ndim == 0 and not v.requires_grad:
                     v = v.item()  # g[mask] = 0: a scalar fill
-                if not isinstance(o, _T.Tensor):
-                    raise GradcalcError(f"only tensors can be assigned into by index, not {describe(o)}", loc)
                 try:
                     o[i] = v
                 except Exception as exc:
@@ -204,6 +208,8 @@ class Compiler:
 
             def bind_attr(f: Frame, v: Any) -> None:
                 o = obj(f)
+                if not isinstance(o, _T.Tensor) and assign_other_attribute(o, attr, v, loc):
+                    return  # a module's parameter or submodule, an optimizer's lr
                 if not isinstance(o, _T.Tensor) or attr not in SETTABLE:
                     settable = ", ".join(f"x.{s}" for s in SETTABLE)
                     raise GradcalcError(
@@ -445,6 +451,9 @@ class Compiler:
             try:
                 if type(fn) is Builtin:
                     return fn.invoke(a, kw)
+                call_object = OBJECT_CALLS.get(type(fn))
+                if call_object is not None:  # a module: net(x)
+                    return call_object(fn, a, kw)
                 if not callable(fn) or isinstance(fn, _T.Tensor) or isinstance(fn, type):
                     what = f"'{fname}' is {describe(fn)}" if fname else f"this is {describe(fn)}"
                     raise GradcalcError(f"{what}, not a function: it can't be called", loc)

@@ -169,6 +169,13 @@ def describe(value: Any) -> str:
         return "a list"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
+    if isinstance(value, dict):
+        return "a dict"
+    from .values import surface_of
+
+    surface = surface_of(value)
+    if surface is not None:  # a module or an optimizer: "a Linear module", "an Adam optimizer"
+        return surface.describe(value)
     if callable(value):
         return "a function"
     described = getattr(type(value), "described_as", None)  # the language's own values (a hook handle...)

@@ -118,6 +118,19 @@ _ (also ans) is the last value printed.""",
 Values print as PyTorch prints them (float64 is the default dtype): tensor(6.), tensor([0., 1.]),
 tensor(3., requires_grad=True), tensor(9., grad_fn=<MulBackward0>). --format plain prints bare numbers,
 --format json one JSON object per value.""",
+    "modules": """\
+Modules and optimizers, as PyTorch's torch.nn and torch.optim:
+  seed 0                                                   # initial weights repeat
+  net = Sequential(Linear(1, 32), Tanh(), Linear(32, 1))   # print net shows its layers
+  opt = Adam(net.parameters(), lr=0.01)                    # also SGD(...), AdamW(...)
+  for step in range(500):
+      opt.zero_grad()
+      loss = mse_loss(net(x), y)
+      backward loss
+      opt.step()
+A module: net(x), net[0], net[0].weight, len(net), net.parameters(), named_parameters(), zero_grad(),
+train(), eval(); assign lin.weight = Parameter(t). An optimizer: step(), zero_grad(), opt.lr (read and set),
+opt.param_groups. :help NAME for each: Linear, Adam, mse_loss, ...""",
     "commands": """\
 :help [topic]  this help      :vars  the workspace as a table      :reset  forget every variable
 :load FILE     run a script into the workspace                    :quit   leave (also Ctrl-D)""",
@@ -164,6 +177,13 @@ ALIASES: dict[str, str] = {
     "saved": "graph",
     "dot": "graph",
     "graphviz": "graph",
+    "nn": "modules",
+    "module": "modules",
+    "optim": "modules",
+    "optimizer": "modules",
+    "optimizers": "modules",
+    "training": "modules",
+    "layers": "modules",
 }
 
 
@@ -184,16 +204,19 @@ def builtins_page() -> str:
     """`:help builtins`: every built-in function by family, and the tensor attributes (from the engine)."""
     import textwrap
 
-    from .builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY
+    from .builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY, NN_BUILTINS
 
+    nn = {name for names in NN_BUILTINS.values() for name in names}
     groups: dict[str, list[str]] = {}
     for name, b in FUNCTIONS.items():
         family = "autograd and Python's" if name in LANGUAGE_ONLY else "other"
-        if name not in LANGUAGE_ONLY:
+        if name in nn:  # listed without importing gradcalc.nn
+            family = "modules, losses and optimizers"
+        elif name not in LANGUAGE_ONLY:
             module = getattr(b.resolve(), "__module__", "") or ""
             family = next((label for key, label in FAMILIES if module.endswith("." + key)), "other")
         groups.setdefault(family, []).append(name)
-    order = [label for _, label in FAMILIES] + ["other", "autograd and Python's"]
+    order = [label for _, label in FAMILIES] + ["other", "autograd and Python's", "modules, losses and optimizers"]
     lines = []
     for label in order:
         if label in groups:
@@ -218,7 +241,8 @@ def statement_page(keyword: str) -> str | None:
 
 def help_text(topic: str = "") -> str:
     """The page for `topic` (a topic, a keyword or a built-in), or the list of topics."""
-    topic = topic.strip().lstrip(":").lower()
+    exact = topic.strip().lstrip(":")  # Linear (the layer) and linear (the function) are two pages
+    topic = exact.lower()
     if not topic:
         return INTRO.format(topics=" ".join(sorted([*TOPICS, "builtins"])))
     key = ALIASES.get(topic, topic)
@@ -231,7 +255,7 @@ def help_text(topic: str = "") -> str:
         return page
     from .builtins import FUNCTIONS, METHODS
 
-    entry = FUNCTIONS.get(topic) or METHODS.get(topic)
+    entry = FUNCTIONS.get(exact) or FUNCTIONS.get(topic) or METHODS.get(topic)
     if entry is not None and entry.doc:
         return entry.doc
     return f"no help on '{topic}'. Topics: {' '.join(sorted([*TOPICS, 'builtins']))}"
