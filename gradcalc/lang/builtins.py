@@ -16,6 +16,7 @@ tensors: `PARAMETER_KINDS`), else a function's first parameter is a tensor and a
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,7 @@ from .convert import (
 from .errors import GradcalcError
 
 __all__ = [
-    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_METHODS",
+    "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_METHODS",
     "SETTABLE", "Builtin", "RawList", "as_tensor", "check_size", "describe", "whole",
 ]
 
@@ -102,6 +103,9 @@ SIZES: dict[str, Callable[[tuple, dict], int]] = {
 }
 # Constructors whose numbers make float64 tensors here (numbers are float64 in the language).
 FLOAT_DEFAULT = frozenset({"full", "arange"})
+
+# The predefined constants: each behaves as the number literal of its value (LANGUAGE.md section 1).
+CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
 
 # dtypes, usable as `dtype=` arguments and compared with `x.dtype`
 DTYPES = ("float32", "float64", "double", "int64", "long", "bool")
@@ -385,4 +389,4 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
 
 FUNCTIONS, METHODS, ATTRIBUTES, SETTABLE = _engine_tables()
 
-BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + ("pi", "e", "inf", "nan", "_", "ans")
+BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + ("_", "ans")

@@ -6,12 +6,11 @@ functions); running them changes the workspace and reports output through the `H
 
 from __future__ import annotations
 
-import math
 from typing import Any, Protocol
 
 from . import ast as A
 from . import statements  # noqa: F401 - registers every statement's compile function
-from .builtins import DTYPES, FUNCTIONS
+from .builtins import CONSTANTS, DTYPES, FUNCTIONS
 from .compiler import Compiler
 from .errors import GradcalcError, Loc, close_matches
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
@@ -61,7 +60,7 @@ class Interpreter:
         """Forget every user name; the predefined constants come back."""
         self.workspace.clear()
         self.predefined.clear()
-        self.predefined.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)
+        self.predefined.update(CONSTANTS)
 
     def compile(self, program: A.Program, unit: Unit) -> list[tuple[Loc, Closure]]:
         """Compile the top-level statements (a SyntaxProblem for an expression nested too deeply)."""
