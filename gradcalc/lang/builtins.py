@@ -39,8 +39,8 @@ from .convert import (
 from .errors import GradcalcError
 
 __all__ = [
-    "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_METHODS",
-    "SETTABLE", "Builtin", "RawList", "as_tensor", "check_size", "describe", "whole",
+    "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES",
+    "NODE_METHODS", "SETTABLE", "Builtin", "RawList", "as_tensor", "check_size", "describe", "whole",
 ]
 
 # ---------------------------------------------------------------------------------------------------
