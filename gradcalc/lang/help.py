@@ -45,9 +45,10 @@ again (higher-order derivatives):
   grad(db, a)[0]                           # 18
 `backward y create_graph` does the same into .grad (and warns about the reference cycle it makes).""",
     "backward": """\
-backward y [retain_graph] [create_graph] [gradient G]   (flags in any order; also y.backward(...))
+backward y [retain_graph] [create_graph] [gradient G] [inputs [a, b]]   (flags in any order; also y.backward(...))
 Differentiates y with respect to the leaves it came from, adding into their .grad. A non-scalar y needs
-gradient G of y's shape: backward y gradient ones_like(y).""",
+gradient G of y's shape: backward y gradient ones_like(y). inputs [a, b] (or y.backward(inputs=[a, b]))
+accumulates into those tensors' .grad only (a computed tensor named there gets its .grad too).""",
     "no_grad": """\
 with no_grad:  nothing inside is recorded: results do not require grad. Use it to update parameters:
   with no_grad:
@@ -108,6 +109,7 @@ ALIASES: dict[str, str] = {
     "zero_grad": "grad",
     "accumulation": "grad",
     "allow_unused": "grad",
+    "inputs": "backward",
     "enable_grad": "no_grad",
     "with": "no_grad",
     "inplace": "in-place",
