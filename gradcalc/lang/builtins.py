@@ -37,6 +37,7 @@ from .convert import (
     whole,
 )
 from .errors import GradcalcError
+from .habits import call_pointer, with_pointer
 
 __all__ = [
     "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES",
@@ -194,7 +195,15 @@ class Builtin:
             except (TypeError, ValueError, OverflowError):
                 n = 0  # malformed arguments: the engine says what is wrong
             check_size(n, f"{self.name}(...)")
-        result = self.resolve()(*args, **kwargs)
+        try:
+            result = self.resolve()(*args, **kwargs)
+        except Exception as exc:
+            pointer = call_pointer(self.name, args) if not self.method else None
+            if pointer is None:
+                raise
+            from .failures import error_from
+
+            raise GradcalcError(with_pointer(error_from(exc, None).message, pointer)) from None
         if isinstance(result, _tensor_type()) and result.numel() > LIMITS.max_elements:
             check_size(result.numel(), f"{self.name}(...)")
         return result

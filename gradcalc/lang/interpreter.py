@@ -13,6 +13,7 @@ from . import statements  # noqa: F401 - registers every statement's compile fun
 from .builtins import CONSTANTS, DTYPES, FUNCTIONS
 from .compiler import Compiler
 from .errors import GradcalcError, Loc, close_matches
+from .habits import name_pointer
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
@@ -100,6 +101,9 @@ class Interpreter:
             if f.hints and name in f.hints:
                 return GradcalcError(f.hints[name], loc)
             f = f.parent
+        pointer = name_pointer(name)
+        if pointer is not None:
+            return GradcalcError(f"name '{name}' is not defined: {pointer}", loc)
         known: set[str] = set(self.predefined) | set(FUNCTIONS) | set(DTYPES)
         f = frame
         while f is not None:
