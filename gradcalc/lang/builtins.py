@@ -50,8 +50,8 @@ __all__ = [
 # Built-ins the engine has under another namespace, as a method only, or not at all (Python's own).
 LANGUAGE_ONLY: dict[str, str] = {
     "grad": "autograd.grad",
-    "jacobian": "autograd.functional.jacobian",
-    "hessian": "autograd.functional.hessian",
+    # autograd.functional's transforms, checked and worded by the language (transforms.py)
+    **{name: f"lang:{name}" for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")},
     "gradcheck": "autograd.gradcheck",
     "view": "method:view",
     "expand": "method:expand",
@@ -123,9 +123,9 @@ NODE_METHODS = ("name",)
 class Builtin:
     """A built-in function of the language (or a tensor method): how to call the engine for it.
 
-    `target` is "sin" (gradcalc.sin), "autograd.grad", "method:view" (the first argument's method) or
-    "py:len" (implemented here). The argument kinds (`args`, `kw`) are derived from the engine callable's
-    signature on first use."""
+    `target` is "sin" (gradcalc.sin), "autograd.grad", "method:view" (the first argument's method),
+    "py:len" (implemented here) or "lang:vjp" (a transform, in transforms.py). The argument kinds (`args`,
+    `kw`) are derived from the engine callable's signature on first use."""
 
     __slots__ = ("name", "target", "method", "size", "float_default", "_fn", "_spec")
 
@@ -164,7 +164,7 @@ class Builtin:
         spec = self._spec
         if spec is None:
             # Python's own built-ins (range, len, float) take the language's values as they are
-            plain = self.target.startswith("py:")
+            plain = self.target.startswith(("py:", "lang:"))
             spec = self._spec = derive_spec(self.name, self.engine_callable(), self.method, plain)
         return spec
 
@@ -356,6 +356,10 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
         return _method_caller(target[len("method:"):])
     if target.startswith("py:"):
         return PYTHON[target[3:]]
+    if target.startswith("lang:"):
+        from .transforms import FUNCTIONAL
+
+        return FUNCTIONAL[target[5:]]
     obj: Any = engine()
     for part in target.split("."):
         obj = getattr(obj, part, None)
@@ -398,4 +402,4 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
 
 FUNCTIONS, METHODS, ATTRIBUTES, SETTABLE = _engine_tables()
 
-BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + ("_", "ans")
+BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + ("func", "_", "ans")

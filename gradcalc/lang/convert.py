@@ -169,6 +169,8 @@ def describe(value: Any) -> str:
         return "a list"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
+    if hasattr(value, "members"):  # func_namespace.Namespace
+        return f"the namespace {value.name}"
     if callable(value):
         return "a function"
     return "a value of another kind"

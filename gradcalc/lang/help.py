@@ -84,6 +84,18 @@ Recursion works up to a depth limit. Expression statements inside print, as in b
     "graph": """\
 graph y            print y's backward graph: grad_fn nodes down to the leaves' AccumulateGrad
 graph y to "y.dot" write it as Graphviz DOT (render with: dot -Tpng y.dot -o y.png)""",
+    "func": """\
+Function transforms. The built-ins of torch.autograd.functional evaluate at once:
+  jacobian(f, x)   hessian(f, x)   vjp(f, x, v)   jvp(f, x, v)   hvp(f, x, v)   vhp(f, x, v)
+  vjp and jvp return (f(x), product); x may be a tuple (x, y); create_graph=true, strict=true
+  (jacobian: vectorize=, strategy="forward-mode"; hessian: outer_jacobian_strategy=)
+The func namespace holds torch.func's; each makes a function that is then called at a point:
+  func.grad(f)(x)   func.grad_and_value(f)(x)   func.jacrev(f)(x)   func.jacfwd(f)(x)   func.hessian(f)(x)
+  func.jacfwd(func.jacrev(f))(x)   func.vmap(f, in_dims=0, out_dims=0)(xs)   func.vmap(func.grad(f))(xs)
+  func.vjp(f, x) gives (f(x), vjp_fn), then vjp_fn(v);  func.jvp(f, (x,), (v,)) gives (f(x), J v)
+  func.linearize(f, x) gives (f(x), jvp_fn);  argnums=1 or (0, 1) picks arguments;  has_aux=true
+f is a def or a built-in; func.jvp, func.jacfwd and func.linearize use forward-mode differentiation.
+:help func.NAME shows one's signature.""",
     "statements": """\
 Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
 x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
@@ -124,8 +136,8 @@ ALIASES: dict[str, str] = {
     "while": "statements",
     "del": "statements",
     "seed": "statements",
-    "jacobian": "builtins",
-    "hessian": "builtins",
+    "transforms": "func",
+    "forward-mode": "func",
     "gradcheck": "builtins",
     "detach": "leaves",
     "load": "commands",
@@ -193,6 +205,12 @@ def help_text(topic: str = "") -> str:
     key = ALIASES.get(topic, topic)
     if key in TOPICS:
         return TOPICS[key]
+    if key.startswith("func."):
+        from .func_namespace import FUNC
+
+        page = FUNC.doc_of(key[len("func."):])
+        if page:
+            return page
     if key == "builtins":
         return builtins_page()
     page = statement_page(key)

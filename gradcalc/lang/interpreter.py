@@ -13,6 +13,7 @@ from . import statements  # noqa: F401 - registers every statement's compile fun
 from .builtins import CONSTANTS, DTYPES, FUNCTIONS
 from .compiler import Compiler
 from .errors import GradcalcError, Loc, close_matches
+from .func_namespace import FUNC
 from .habits import name_pointer
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
@@ -62,6 +63,7 @@ class Interpreter:
         self.workspace.clear()
         self.predefined.clear()
         self.predefined.update(CONSTANTS)
+        self.predefined["func"] = FUNC  # the torch.func transforms: func.grad(f), ...
 
     def compile(self, program: A.Program, unit: Unit) -> list[tuple[Loc, Closure]]:
         """Compile the top-level statements (a SyntaxProblem for an expression nested too deeply)."""

@@ -8,6 +8,7 @@ from typing import Any
 
 from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, check_size, describe
 from .errors import GradcalcError, Loc, close_matches
+from .func_namespace import Namespace
 from .runtime import ENGINE as _T
 from .runtime import BoundMethod
 
@@ -93,6 +94,8 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
         close = close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
+    if type(o) is Namespace:
+        return o.member(name, loc)
     if _is_node(o) and name in NODE_ATTRIBUTES:
         v = getattr(o, name, None)
         if isinstance(v, weakref.ref):
@@ -107,6 +110,13 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
         if name in ATTRIBUTES:
             raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
         other_attribute(o, name, loc)  # raises: no such attribute
+    if type(o) is Namespace:  # func.grad(f)
+        try:
+            return o.member(name, loc)(*args, **kwargs)
+        except GradcalcError as exc:
+            if exc.loc is None:
+                exc.loc = loc
+            raise
     if _is_node(o) and name in NODE_METHODS and not args and not kwargs:
         return getattr(o, name)()
     if _is_node(o) and name in NODE_ATTRIBUTES:
