@@ -37,7 +37,6 @@ from .convert import (
     whole,
 )
 from .errors import GradcalcError
-from .habits import call_pointer, with_pointer
 
 __all__ = [
     "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES",
@@ -198,6 +197,8 @@ class Builtin:
         try:
             result = self.resolve()(*args, **kwargs)
         except Exception as exc:
+            from .habits import call_pointer, with_pointer
+
             pointer = call_pointer(self.name, args) if not self.method else None
             if pointer is None:
                 raise

@@ -152,6 +152,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 def describe(value: Any) -> str:
     """A value's kind in the language's words, for messages."""
     from .builtins import Builtin
+    from .namespace import Namespace
 
     if isinstance(value, _Tensor()):
         return f"a tensor of shape {tuple(value.shape)}"
@@ -169,7 +170,7 @@ def describe(value: Any) -> str:
         return "a list"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
-    if hasattr(value, "members"):  # func_namespace.Namespace
+    if isinstance(value, Namespace):
         return f"the namespace {value.name}"
     if callable(value):
         return "a function"

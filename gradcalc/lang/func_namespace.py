@@ -1,21 +1,20 @@
-"""The `func` namespace of the language: PyTorch's `torch.func` transforms (LANGUAGE.md section 9).
+"""The functions of the language's `func` namespace: PyTorch's `torch.func` transforms (LANGUAGE.md
+section 9).
 
-`func` is a predefined name whose value is a `Namespace`; `func.grad` is one of its functions (a
-`NamespaceFunction`), with torch.func's signature; `func.grad(f)` is a `Transformed` function, and calling
-it runs gradcalc.func's transform (loaded then, not at start-up). Each checks its arguments and the function's
-results in the language's words (transforms.py).
+`func` is a predefined name whose value is a `Namespace` (namespace.py) of `MEMBERS`, loaded on first use;
+`func.grad` is one of them, with torch.func's signature; `func.grad(f)` is a `Transformed` function, and
+calling it runs gradcalc.func's transform (loaded then). Each checks its arguments and the function's results
+in the language's words (transforms.py).
 """
 
 from __future__ import annotations
 
-import difflib
-import inspect
 from collections.abc import Callable
 from typing import Any
 
 from .convert import describe, whole
-from .errors import GradcalcError, Loc
-from .transforms import Transformed, as_function, bind, call_engine, checked, flag, function_name, primal
+from .errors import GradcalcError
+from .transforms import Transformed, as_function, call_engine, checked, flag, function_name, primal
 
 
 def _engine() -> Any:
@@ -181,57 +180,3 @@ MEMBERS: dict[str, Callable[..., Any]] = {
     "grad": grad, "grad_and_value": grad_and_value, "vjp": vjp, "jvp": jvp, "linearize": linearize,
     "jacrev": jacrev, "jacfwd": jacfwd, "hessian": hessian, "vmap": vmap,
 }
-
-
-# -- the namespace and its functions as values ---------------------------------------------------------------
-class NamespaceFunction:
-    """`func.grad` as a value: calling it binds the arguments (with our messages) and runs the transform."""
-
-    __slots__ = ("label", "fn")
-
-    def __init__(self, label: str, fn: Callable[..., Any]) -> None:
-        self.label, self.fn = label, fn
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bind(self.label, self.fn, args, kwargs)
-        return self.fn(*args, **kwargs)
-
-    @property
-    def doc(self) -> str:
-        """`:help func.grad`: the signature and the docstring."""
-        from .builtins import signature_text
-
-        return f"{signature_text(self.label, self.fn)}: {' '.join((inspect.getdoc(self.fn) or '').split())}"
-
-    def __repr__(self) -> str:
-        return f"<built-in function {self.label}>"
-
-
-class Namespace:
-    """A namespace value of the language (`func`): its functions are its attributes."""
-
-    __slots__ = ("name", "members")
-
-    def __init__(self, name: str, members: dict[str, Callable[..., Any]]) -> None:
-        self.name, self.members = name, members
-
-    def member(self, attr: str, loc: Loc | None = None) -> NamespaceFunction:
-        """`func.grad`; an unknown name is an error that lists the namespace's functions."""
-        fn = self.members.get(attr)
-        if fn is None:
-            close = difflib.get_close_matches(attr, list(self.members), n=1)
-            hint = f"did you mean '{self.name}.{close[0]}'? " if close else ""
-            raise GradcalcError(f"{self.name} has no function '{attr}'; {hint}its functions: "
-                                f"{', '.join(sorted(self.members))} (:help {self.name})", loc)
-        return NamespaceFunction(f"{self.name}.{attr}", fn)
-
-    def doc_of(self, attr: str) -> str | None:
-        """`:help func.grad`, or None for a name the namespace does not have."""
-        fn = self.members.get(attr)
-        return NamespaceFunction(f"{self.name}.{attr}", fn).doc if fn is not None else None
-
-    def __repr__(self) -> str:
-        return f"<namespace {self.name}>"
-
-
-FUNC = Namespace("func", MEMBERS)

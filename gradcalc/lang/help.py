@@ -206,7 +206,7 @@ def help_text(topic: str = "") -> str:
     if key in TOPICS:
         return TOPICS[key]
     if key.startswith("func."):
-        from .func_namespace import FUNC
+        from .namespace import FUNC
 
         page = FUNC.doc_of(key[len("func."):])
         if page:

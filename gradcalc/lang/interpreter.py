@@ -13,8 +13,7 @@ from . import statements  # noqa: F401 - registers every statement's compile fun
 from .builtins import CONSTANTS, DTYPES, FUNCTIONS
 from .compiler import Compiler
 from .errors import GradcalcError, Loc, close_matches
-from .func_namespace import FUNC
-from .habits import name_pointer
+from .namespace import FUNC
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
@@ -103,6 +102,8 @@ class Interpreter:
             if f.hints and name in f.hints:
                 return GradcalcError(f.hints[name], loc)
             f = f.parent
+        from .habits import name_pointer
+
         pointer = name_pointer(name)
         if pointer is not None:
             return GradcalcError(f"name '{name}' is not defined: {pointer}", loc)

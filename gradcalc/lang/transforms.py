@@ -10,6 +10,7 @@ type names). The engine is imported only when a transform is called.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Callable
@@ -21,7 +22,6 @@ from .errors import GradcalcError
 # the words the engine's transforms start their messages with (`grad: argnums=3 is out of range...`)
 _ENGINE_WORDS = ("grad_and_value", "grad", "vjp_fn", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
                  "linearize", "jacobian", "hvp", "vhp")
-_LEADING = re.compile(r"^(?:" + "|".join(_ENGINE_WORDS) + r")(?= \(strict\):|:)")
 # Python's type names in the engine's messages, as the language says them
 _PYTHON_TYPES = {
     "NoneType": "none", "float": "a number", "int": "a number", "bool": "a boolean", "str": "a string",
@@ -30,8 +30,15 @@ _PYTHON_TYPES = {
     "CustomFunction": "a function", "BoundMethod": "a function", "Namespace": "a namespace",
     "NamespaceFunction": "a function",
 }
-_TYPE_WORDS = re.compile(r"\b(?:an?|type) (" + "|".join(_PYTHON_TYPES) + r")\b")
-_CONSTANT_WORDS = re.compile(r"\b(?:None|True|False)\b")  # the language writes none, true, false
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The leading engine word, Python's type names, and None/True/False (the language's none/true/false):
+    compiled on the first error, not at start-up."""
+    return (re.compile(r"^(?:" + "|".join(_ENGINE_WORDS) + r")(?= \(strict\):|:)"),
+            re.compile(r"\b(?:an?|type) (" + "|".join(_PYTHON_TYPES) + r")\b"),
+            re.compile(r"\b(?:None|True|False)\b"))
 
 
 def _tensor_type() -> type:
@@ -51,9 +58,10 @@ def function_name(f: Any) -> str:
 
 def our_words(message: str, label: str) -> str:
     """An engine transform's message in the language's words: named as the user called it, no Python types."""
-    message = _LEADING.sub(label, message, count=1)
-    message = _TYPE_WORDS.sub(lambda m: _PYTHON_TYPES[m.group(1)], message)
-    return _CONSTANT_WORDS.sub(lambda m: m.group(0).lower(), message)
+    leading, types, constants = _patterns()
+    message = leading.sub(label, message, count=1)
+    message = types.sub(lambda m: _PYTHON_TYPES[m.group(1)], message)
+    return constants.sub(lambda m: m.group(0).lower(), message)
 
 
 def call_engine(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -8,7 +8,7 @@ from typing import Any
 
 from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, check_size, describe
 from .errors import GradcalcError, Loc, close_matches
-from .func_namespace import Namespace
+from .namespace import Namespace
 from .runtime import ENGINE as _T
 from .runtime import BoundMethod
 
