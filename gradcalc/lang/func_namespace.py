@@ -31,8 +31,8 @@ def _argnums(value: Any, label: str) -> int | tuple[int, ...]:
             return tuple(whole(v, "argnums") for v in value)
         return whole(value, "argnums")
     except GradcalcError:
-        raise GradcalcError(f"{label}: argnums must be a whole number or a tuple of them (which positional "
-                            f"arguments to differentiate), not {describe(value)}") from None
+        raise GradcalcError(f"{label}: argnums must be a whole number or a tuple of them (which arguments "
+                            f"to differentiate), not {describe(value)}") from None
 
 
 def _dims(value: Any, label: str, name: str) -> Any:

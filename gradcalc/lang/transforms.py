@@ -61,7 +61,8 @@ def our_words(message: str, label: str) -> str:
     leading, types, constants = _patterns()
     message = leading.sub(label, message, count=1)
     message = types.sub(lambda m: _PYTHON_TYPES[m.group(1)], message)
-    return constants.sub(lambda m: m.group(0).lower(), message)
+    message = constants.sub(lambda m: m.group(0).lower(), message)
+    return message.replace("positional argument", "argument")  # the language has no other kind
 
 
 def call_engine(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
