@@ -6,13 +6,12 @@ plain run does not pay for them.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .errors import GradcalcError, Loc
+from .errors import GradcalcError, Loc, close_matches
 
 
 class NamespaceFunction:
@@ -60,7 +59,7 @@ class Namespace:
         """`func.grad`; an unknown name is an error that lists the namespace's functions."""
         fn = self.members.get(attr)
         if fn is None:
-            close = difflib.get_close_matches(attr, list(self.members), n=1)
+            close = close_matches(attr, list(self.members), n=1)
             hint = f"did you mean '{self.name}.{close[0]}'? " if close else ""
             raise GradcalcError(f"{self.name} has no function '{attr}'; {hint}its functions: "
                                 f"{', '.join(sorted(self.members))} (:help {self.name})", loc)

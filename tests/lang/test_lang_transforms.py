@@ -274,7 +274,8 @@ BAD: list[tuple[str, str]] = [
     ("func.gard(s)", "func has no function 'gard'; did you mean 'func.grad'?"),
     ("vjp(f, x, strict=true, v=(x, x))", "vjp: v has 2 tensors but the outputs has 1"),
 ]
-BAD_DEFS = DEFS + "def nothing(x):\n    y = x\ndef number(x):\n    return x.sum().item()\ndef words(x):\n    return \"a\"\n"
+BAD_DEFS = DEFS + ("def nothing(x):\n    y = x\ndef number(x):\n    return x.sum().item()\n"
+                   "def words(x):\n    return \"a\"\n")
 
 
 @pytest.mark.parametrize("expr, message", BAD, ids=[b[0] for b in BAD])
