@@ -174,6 +174,9 @@ def describe(value: Any) -> str:
         return f"the namespace {value.name}"
     if callable(value):
         return "a function"
+    described = getattr(type(value), "described_as", None)  # the language's own values (a hook handle...)
+    if isinstance(described, str):
+        return described
     return "a value of another kind"
 
 

@@ -6,6 +6,7 @@ functions); running them changes the workspace and reports output through the `H
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Protocol
 
 from . import ast as A
@@ -55,14 +56,33 @@ class Interpreter:
         self.stop_requested = False  # set by Session.interrupt: stop at the next statement
         self.current: tuple[Loc, Unit] | None = None  # the statement running (for warnings)
         self.depth = 0  # nested calls of user functions
+        # a top-level `for` loop's variables once the loop ended, with the tensor each was left bound to:
+        # `graph` does not label a tensor with them (see finished_loop_names)
+        self.loop_leftovers: dict[str, Any] = {}
         self.reset()
 
     def reset(self) -> None:
         """Forget every user name; the predefined constants come back."""
         self.workspace.clear()
+        self.loop_leftovers.clear()
         self.predefined.clear()
         self.predefined.update(CONSTANTS)
         self.predefined["func"] = FUNC  # the torch.func transforms: func.grad(f), ...
+
+    def loop_ended(self, frame: Frame, names: list[str]) -> None:
+        """A `for` loop over `names` ended in `frame`: at top level, remember what each name was left at."""
+        if frame is self.top:
+            for name in names:
+                value = frame.vars.get(name)
+                if isinstance(value, ENGINE.Tensor):
+                    self.loop_leftovers[name] = weakref.ref(value)
+                else:
+                    self.loop_leftovers.pop(name, None)
+
+    def finished_loop_names(self) -> list[str]:
+        """Workspace names still bound to what a finished `for` loop left in them (not rebound since)."""
+        ws = self.workspace
+        return [n for n, ref in self.loop_leftovers.items() if n in ws and ws[n] is ref()]
 
     def compile(self, program: A.Program, unit: Unit) -> list[tuple[Loc, Closure]]:
         """Compile the top-level statements (a SyntaxProblem for an expression nested too deeply)."""
