@@ -16,6 +16,7 @@ tensors: `PARAMETER_KINDS`), else a function's first parameter is a tensor and a
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +39,8 @@ from .convert import (
 from .errors import GradcalcError
 
 __all__ = [
-    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS", "NODE_ATTRIBUTES",
+    "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS",
+    "NODE_ATTRIBUTES",
     "NODE_HOOK_METHODS", "NODE_METHODS", "SETTABLE", "TENSOR_HOOK_METHODS", "Builtin", "RawList", "as_tensor",
     "check_size", "describe", "whole",
 ]
@@ -49,8 +51,8 @@ __all__ = [
 # Built-ins the engine has under another namespace, as a method only, or not at all (Python's own).
 LANGUAGE_ONLY: dict[str, str] = {
     "grad": "autograd.grad",
-    "jacobian": "autograd.functional.jacobian",
-    "hessian": "autograd.functional.hessian",
+    # autograd.functional's transforms, checked and worded by the language (transforms.py)
+    **{name: f"lang:{name}" for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")},
     "gradcheck": "autograd.gradcheck",
     "view": "method:view",
     "expand": "method:expand",
@@ -121,6 +123,9 @@ SIZES: dict[str, Callable[[tuple, dict], int]] = {
 # Constructors whose numbers make float64 tensors here (numbers are float64 in the language).
 FLOAT_DEFAULT = frozenset({"full", "arange"})
 
+# The predefined constants: each behaves as the number literal of its value (LANGUAGE.md section 1).
+CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
 # dtypes, usable as `dtype=` arguments and compared with `x.dtype`
 DTYPES = ("float32", "float64", "double", "int64", "long", "bool")
 
@@ -140,9 +145,9 @@ NODE_HOOK_METHODS = ("register_hook", "register_prehook")
 class Builtin:
     """A built-in function of the language (or a tensor method): how to call the engine for it.
 
-    `target` is "sin" (gradcalc.sin), "autograd.grad", "method:view" (the first argument's method) or
-    "py:len" (implemented here). The argument kinds (`args`, `kw`) are derived from the engine callable's
-    signature on first use."""
+    `target` is "sin" (gradcalc.sin), "autograd.grad", "method:view" (the first argument's method),
+    "py:len" (implemented here) or "lang:vjp" (a transform, in transforms.py). The argument kinds (`args`,
+    `kw`) are derived from the engine callable's signature on first use."""
 
     __slots__ = ("name", "target", "method", "size", "float_default", "_fn", "_spec")
 
@@ -181,7 +186,7 @@ class Builtin:
         spec = self._spec
         if spec is None:
             # Python's own built-ins (range, len, float) take the language's values as they are
-            plain = self.target.startswith(("py:", "nn:"))  # nn.py checks the arguments of nn: built-ins
+            plain = self.target.startswith(("py:", "nn:", "lang:"))  # nn.py and transforms.py check their own
             spec = self._spec = derive_spec(self.name, self.engine_callable(), self.method, plain)
         return spec
 
@@ -212,7 +217,17 @@ class Builtin:
             except (TypeError, ValueError, OverflowError):
                 n = 0  # malformed arguments: the engine says what is wrong
             check_size(n, f"{self.name}(...)")
-        result = self.resolve()(*args, **kwargs)
+        try:
+            result = self.resolve()(*args, **kwargs)
+        except Exception as exc:
+            from .habits import call_pointer, with_pointer
+
+            pointer = call_pointer(self.name, args) if not self.method else None
+            if pointer is None:
+                raise
+            from .failures import error_from
+
+            raise GradcalcError(with_pointer(error_from(exc, None).message, pointer)) from None
         if isinstance(result, _tensor_type()) and result.numel() > LIMITS.max_elements:
             check_size(result.numel(), f"{self.name}(...)")
         return result
@@ -373,6 +388,10 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
         from .nn import language_callable
 
         return language_callable(b.name, target[3:])
+    if target.startswith("lang:"):
+        from .transforms import FUNCTIONAL
+
+        return FUNCTIONAL[target[5:]]
     obj: Any = engine()
     for part in target.split("."):
         obj = getattr(obj, part, None)
@@ -418,4 +437,4 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
 
 FUNCTIONS, METHODS, ATTRIBUTES, SETTABLE = _engine_tables()
 
-BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + ("pi", "e", "inf", "nan", "_", "ans")
+BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + ("func", "_", "ans")

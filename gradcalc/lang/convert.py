@@ -152,6 +152,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 def describe(value: Any) -> str:
     """A value's kind in the language's words, for messages."""
     from .builtins import Builtin
+    from .namespace import Namespace
 
     if isinstance(value, _Tensor()):
         return f"a tensor of shape {tuple(value.shape)}"
@@ -169,6 +170,8 @@ def describe(value: Any) -> str:
         return "a list"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
+    if isinstance(value, Namespace):
+        return f"the namespace {value.name}"
     if isinstance(value, dict):
         return "a dict"
     from .values import surface_of

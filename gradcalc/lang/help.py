@@ -45,9 +45,10 @@ again (higher-order derivatives):
   grad(db, a)[0]                           # 18
 `backward y create_graph` does the same into .grad (and warns about the reference cycle it makes).""",
     "backward": """\
-backward y [retain_graph] [create_graph] [gradient G]   (flags in any order; also y.backward(...))
+backward y [retain_graph] [create_graph] [gradient G] [inputs [a, b]]   (flags in any order; also y.backward(...))
 Differentiates y with respect to the leaves it came from, adding into their .grad. A non-scalar y needs
-gradient G of y's shape: backward y gradient ones_like(y).""",
+gradient G of y's shape: backward y gradient ones_like(y). inputs [a, b] (or y.backward(inputs=[a, b]))
+accumulates into those tensors' .grad only (a computed tensor named there gets its .grad too).""",
     "no_grad": """\
 with no_grad:  nothing inside is recorded: results do not require grad. Use it to update parameters:
   with no_grad:
@@ -108,6 +109,18 @@ Hooks: your own function runs during backward (as PyTorch's hooks; a hook that p
 Order is PyTorch's: a tensor's hooks run in the order registered, before retain_grad fills its .grad
 and before the node runs. An error in a hook stops the backward there, changing nothing (no .grad, nothing
 freed). Only a tensor that requires grad can have hooks. Under create_graph hooks see graph tensors.""",
+    "func": """\
+Function transforms. The built-ins of torch.autograd.functional evaluate at once:
+  jacobian(f, x)   hessian(f, x)   vjp(f, x, v)   jvp(f, x, v)   hvp(f, x, v)   vhp(f, x, v)
+  vjp and jvp return (f(x), product); x may be a tuple (x, y); create_graph=true, strict=true
+  (jacobian: vectorize=, strategy="forward-mode"; hessian: outer_jacobian_strategy=)
+The func namespace holds torch.func's; each makes a function that is then called at a point:
+  func.grad(f)(x)   func.grad_and_value(f)(x)   func.jacrev(f)(x)   func.jacfwd(f)(x)   func.hessian(f)(x)
+  func.jacfwd(func.jacrev(f))(x)   func.vmap(f, in_dims=0, out_dims=0)(xs)   func.vmap(func.grad(f))(xs)
+  func.vjp(f, x) gives (f(x), vjp_fn), then vjp_fn(v);  func.jvp(f, (x,), (v,)) gives (f(x), J v)
+  func.linearize(f, x) gives (f(x), jvp_fn);  argnums=1 or (0, 1) picks arguments;  has_aux=true
+f is a def or a built-in; func.jvp, func.jacfwd and func.linearize use forward-mode differentiation.
+:help func.NAME shows one's signature.""",
     "statements": """\
 Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
 x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
@@ -146,6 +159,7 @@ ALIASES: dict[str, str] = {
     "zero_grad": "grad",
     "accumulation": "grad",
     "allow_unused": "grad",
+    "inputs": "backward",
     "enable_grad": "no_grad",
     "with": "no_grad",
     "inplace": "in-place",
@@ -160,8 +174,8 @@ ALIASES: dict[str, str] = {
     "while": "statements",
     "del": "statements",
     "seed": "statements",
-    "jacobian": "builtins",
-    "hessian": "builtins",
+    "transforms": "func",
+    "forward-mode": "func",
     "gradcheck": "builtins",
     "detach": "leaves",
     "load": "commands",
@@ -248,6 +262,12 @@ def help_text(topic: str = "") -> str:
     key = ALIASES.get(topic, topic)
     if key in TOPICS:
         return TOPICS[key]
+    if key.startswith("func."):
+        from .namespace import FUNC
+
+        page = FUNC.doc_of(key[len("func."):])
+        if page:
+            return page
     if key == "builtins":
         return builtins_page()
     page = statement_page(key)

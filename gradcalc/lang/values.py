@@ -22,6 +22,7 @@ from .builtins import (
     describe,
 )
 from .errors import GradcalcError, Loc, close_matches
+from .namespace import Namespace
 from .runtime import ENGINE as _T
 from .runtime import BoundMethod
 
@@ -126,6 +127,8 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
         close = close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
+    if type(o) is Namespace:
+        return o.member(name, loc)
     if _is_node(o):
         if name == "saved" or name.startswith("_saved_"):
             from . import saved
@@ -158,6 +161,13 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
         if name in ATTRIBUTES:
             raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
         other_attribute(o, name, loc)  # raises: no such attribute
+    if type(o) is Namespace:  # func.grad(f)
+        try:
+            return o.member(name, loc)(*args, **kwargs)
+        except GradcalcError as exc:
+            if exc.loc is None:
+                exc.loc = loc
+            raise
     if _is_node(o) and name in NODE_HOOK_METHODS:
         from . import hooks
 
