@@ -169,9 +169,9 @@ def visible(node: Node, names: list[str]) -> list[str]:
 def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
     def read(node: Node) -> Any:
         if spec.is_tensor and node._saved is _freed():
-            from .node import freed_message
+            from .node import freed_error
 
-            raise RuntimeError(freed_message(node))
+            raise freed_error(node)
         return spec.read(node)
 
     read.__name__ = f"_saved_{name}"
