@@ -116,7 +116,7 @@ def changes(counter: Version | None) -> list[tuple[Any, int, int]]:
 # -- .grad set -------------------------------------------------------------------------------------------
 # id(tensor) -> (a weak reference to it, (origin, serial)) for tensors without an AccumulateGrad node. Keyed
 # by id, not a WeakKeyDictionary: that compares keys with `==`, which for tensors is elementwise.
-_set_log: dict[int, tuple[weakref.ref, tuple[Any, int]]] = {}
+_set_log: dict[int, tuple[weakref.ref, tuple[Any, int, bool]]] = {}
 
 
 def _forget(ref: weakref.ref, key: int = 0) -> None:
@@ -125,18 +125,18 @@ def _forget(ref: weakref.ref, key: int = 0) -> None:
         del _set_log[key]
 
 
-def grad_set(t: Tensor, origin: Any) -> None:
+def grad_set(t: Tensor, origin: Any, to_none: bool) -> None:
     """`t.grad = value` ran (zero_grad, an optimizer step's reset, the user) in `origin`."""
     acc = t._accumulator
     if acc is not None:
-        acc.log = (origin, SERIAL[0])
+        acc.log = (origin, SERIAL[0], to_none)
         return
     key = id(t)
-    _set_log[key] = (weakref.ref(t, lambda r, k=key: _forget(r, k)), (origin, SERIAL[0]))
+    _set_log[key] = (weakref.ref(t, lambda r, k=key: _forget(r, k)), (origin, SERIAL[0], to_none))
 
 
-def last_set(t: Tensor) -> tuple[Any, int] | None:
-    """`(origin, number of the last call before it)` of the last `t.grad = ...`, or None."""
+def last_set(t: Tensor) -> tuple[Any, int, bool] | None:
+    """`(origin, number of the last call before it, whether it set None)` of the last `t.grad = ...`."""
     acc = t._accumulator
     found = getattr(acc, "log", None) if acc is not None else None
     entry = _set_log.get(id(t))
@@ -145,7 +145,7 @@ def last_set(t: Tensor) -> tuple[Any, int] | None:
     return found
 
 
-def grad_writes(t: Tensor) -> tuple[tuple[Any, int] | None, list[Call]]:
+def grad_writes(t: Tensor) -> tuple[tuple[Any, int, bool] | None, list[Call]]:
     """What made `t.grad` what it is: its last set (or None) and the calls kept since that wrote into it."""
     cleared = last_set(t)
     after = cleared[1] if cleared is not None else -1

@@ -13,9 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, provenance
 from . import node as _node_module
-from . import provenance
 from .grad_mode import state
 from .node import STAMP, AccumulateGrad, Node
 
@@ -221,7 +220,7 @@ class Tensor:
         self._grad = value
         origin = STAMP.origin
         if origin is not None:  # a front end keeps who set it (provenance.py)
-            provenance.grad_set(self, origin)
+            provenance.grad_set(self, origin, value is None)
 
     @property
     def _base(self) -> Tensor | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from . import ast as A
@@ -42,6 +43,9 @@ class Host(Protocol):
     def describe_forward_ops(self) -> None:
         """Make the engine name the running statement in anomaly-mode errors (`with detect_anomaly:`)."""
 
+    def explanation(self, render: Callable[[str, bool], str]) -> None:
+        """What `explain` says: `render(format, color)` is the text (`--format json`: JSON lines)."""
+
 
 class Interpreter:
     """Runs compiled statements over a workspace; reports output through its `host`."""
@@ -56,6 +60,7 @@ class Interpreter:
         self.stop_requested = False  # set by Session.interrupt: stop at the next statement
         self.current: tuple[Loc, Unit] | None = None  # the statement running (for warnings)
         self.depth = 0  # nested calls of user functions
+        self.last_error: GradcalcError | None = None  # the session's last error (for `explain`)
         self.reset()
 
     def reset(self) -> None:
