@@ -140,7 +140,8 @@ def run_backward(
             if type(t) is not Tensor and not isinstance(t, Tensor):
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
-                raise RuntimeError(f"inputs: element {k} does not require grad, so it has no gradient")
+                raise failure(f"inputs: element {k} does not require grad, so it has no gradient",
+                              "input_no_grad", index=k, tensor=t)
             node, nr = _edge_of(t)
             if accumulate and t.grad_fn is not None:
                 t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad

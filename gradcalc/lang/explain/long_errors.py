@@ -99,7 +99,7 @@ def _general(err: Any, origin: Any) -> list[str]:
 
 def _made(node: Any) -> str:
     origin = getattr(node, "origin", None)
-    return f"{node.name()}" + (f" made at {statement(origin)}" if origin is not None else "")
+    return f"`{node.name()}`" + (f" made at {statement(origin)}" if origin is not None else "")
 
 
 def _node_names(node: Any, names: Names) -> list[str]:
@@ -118,9 +118,11 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
             break
 
     def build(s: Style) -> list[str]:
-        of = f" (the node of {quoted(who)})" if who else ""
-        lines = [f"What happened: {statement(origin)} needed the values {s.node(_made(node))}{of} saved for "
-                 "backward, but they had been freed."]
+        of = f", the node of {s.name(quoted(who))}" if who else ""
+        origin_n = getattr(node, "origin", None)
+        made = f" made at {statement(origin_n)}" if origin_n is not None else ""
+        lines = [f"What happened: {statement(origin)} needed the values saved by {s.node(f'`{node.name()}`')}"
+                 f"{of}{made}; they had been freed."]
         if culprit is not None:
             what = "backward" if culprit.accumulate else "grad()"
             lines.append(f"Who freed them: the {what} at {statement(culprit.origin)} ran through that node without "
@@ -132,15 +134,25 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
                      "pass, to save memory, unless told to keep it.")
         first = f" at {statement(culprit.origin)}" if culprit is not None else ""
         fix_stmt = ""
-        if culprit is not None and culprit.accumulate:
-            text = getattr(culprit.origin, "text", "")
-            if text.startswith("backward "):
-                fix_stmt = f": `{text} retain_graph`"
+        if culprit is not None:
+            fix_stmt = _with_retain_graph(getattr(culprit.origin, "text", ""))
         lines.append(f"Fix: add retain_graph to the first backward{first}{fix_stmt}; or compute the output again "
                      "before the second backward (a new graph).")
         return lines
 
     return build
+
+
+def _with_retain_graph(text: str) -> str:
+    """`: `backward b retain_graph``: the statement that freed the values, written to keep them (or "")."""
+    if re.fullmatch(r"backward\s.*", text) and "retain_graph" not in text:
+        return f": `{text} retain_graph`"
+    if "retain_graph=false" in text:
+        return f": `{text.replace('retain_graph=false', 'retain_graph=true')}`"
+    m = re.fullmatch(r"(.*\.backward\()\)", text)
+    if m:
+        return f": `{m[1]}retain_graph=true)`"
+    return ""
 
 
 def _version(info: dict, origin: Any, names: Names, interp: Any) -> Any:
@@ -158,16 +170,21 @@ def _version(info: dict, origin: Any, names: Names, interp: Any) -> Any:
         what = quoted(who) if who else f"a tensor of shape {shape}"
         as_name = f" (as `{saved_name}`)" if saved_name else ""
         made = f" made at {statement(node_origin)}" if node_origin is not None else ""
-        first = f"{s.name(what)} was saved by {s.node(node.name())}{made}{as_name} at version {saved_v}"
+        first = f"{s.name(what)} was saved{as_name} by {s.node(f'`{node.name()}`')}{made} at version {saved_v}"
         if runs:
             steps = []
             for o, a, b in runs:
-                to = f"version {b}" if a == b else f"versions {max(a, saved_v + 1)}..{b}"
+                to = f"version {b}" if a == b or b == saved_v + 1 else f"versions {max(a, saved_v + 1)} to {b}"
                 steps.append(f"{statement(o)} changed it to {to}")
             first += "; " + "; then ".join(steps)
         else:
             first += f"; it was changed in place since (now version {now})"
-        first += f"; backward at {statement(origin)} needed version {saved_v}."
+        text = getattr(origin, "text", "")
+        if text.startswith("backward") and not getattr(origin.unit, "interactive", False):
+            needed = f"backward at line {origin.line}"
+        else:
+            needed = statement(origin)
+        first += f"; {needed} needed version {saved_v}."
         lines = [f"What happened: {first}"]
         lines.append(f"Why: {node.name()} needs the value it saved to compute its gradients; an in-place change "
                      f"(+=, x[i] = v, x.add_(...)) overwrote it, and the version counter (x.version) shows it.")
@@ -271,6 +288,25 @@ def _unused(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
+def _input_no_grad(info: dict, origin: Any, names: Names, interp: Any) -> Any:
+    k, t = info["index"], info["tensor"]
+    who = names.of(t)
+
+    def build(s: Style) -> list[str]:
+        what = s.name(quoted(who)) if who else f"input {k}"
+        name = who[0] if who else "it"
+        return [
+            f"What happened: grad() at {statement(origin)} was asked for the gradient with respect to {what} "
+            f"(input {k}), which does not require grad.",
+            "Why: autograd computes gradients only for tensors that require grad; for the others (constants to "
+            "it) there is nothing to return.",
+            f"Fix: make {name} a leaf that requires grad (`{name} = ... requires_grad`) before computing the "
+            "outputs from it, or leave it out of the inputs.",
+        ]
+
+    return build
+
+
 def _inference_saved(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     t = info["tensor"]
     who = names.of(t)
@@ -337,6 +373,7 @@ TELLERS = {
     "nonscalar": _nonscalar,
     "no_grad_output": _no_grad_output,
     "unused": _unused,
+    "input_no_grad": _input_no_grad,
     "inference_saved": _inference_saved,
     "inference_inplace": _inference_inplace,
     "nan": _nan,

@@ -45,8 +45,8 @@ class Recorder:
                 grad_outputs=tuple(snapshot(g) for g in e.grad_outputs),
                 grad_inputs=tuple(snapshot(g) for g in e.grad_inputs),
             )))
-        else:  # GradAccumulated, GradRetained: before/after are snapshots already
-            self.events.append((kind, e))
+        else:  # GradAccumulated, GradRetained: `after` as the .grad is now, with its grad_fn (create_graph)
+            self.events.append((kind, e._replace(after=snapshot(e.tensor._grad))))
 
 
 def _node_of(t: Any) -> tuple[Any, int]:
@@ -174,8 +174,10 @@ class Narration:
     def _header(self, style: Style) -> str:
         parts = []
         for _t, g, label in self.roots:
-            parts.append(f"{style.name(label)} starts with gradient {style.value(g)}")
-        what = "backward" if self.kind == "backward" else "grad()"
+            start = style.value(g) if g is not None else "the gradient given"
+            parts.append(f"{style.name(label)}'s gradient starts as {start}")
+        labels = ", ".join(label for _, _, label in self.roots)
+        what = f"backward {labels}" if self.kind == "backward" else f"grad({labels}, ...)"
         return f"{what}: " + "; ".join(parts)
 
     def _step_lines(self, i: int, step: Step, style: Style) -> list[str]:
@@ -226,12 +228,12 @@ class Narration:
                 branch = "└─ " if k == count - 1 else "├─ "
                 if child is None:
                     who_in = skipped.get(k)
-                    what = f"{names_text(who_in, style)} " if who_in else f"input {k} "
-                    lines.append(f"{pad}{branch}{what}skipped: it does not require grad")
+                    what = names_text(who_in, style) if who_in else f"input {k}"
+                    lines.append(f"{pad}{branch}{what}: skipped (does not require grad)")
                     continue
                 target = self._target(child, nrs[k], style)
-                shown = style.value(g, len(pad) + 3) if g is not None else "None (nothing goes this way)"
-                lines.append(f"{pad}{branch}{target}  {shown}")
+                shown = style.value(g, len(pad) + 3) if g is not None else "None (no gradient goes this way)"
+                lines.append(f"{pad}{branch}to {target}: {shown}")
         if run.freed:
             lines.append(f"{pad}{'freed':<{width}}" + style.warn(", ".join(run.freed)) + "   (its saved values)")
         return lines

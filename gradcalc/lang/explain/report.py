@@ -37,6 +37,11 @@ def statement(origin: Any) -> str:
     return f"line {origin.line} (`{text}`)"
 
 
+def sentence(text: str) -> str:
+    """`text` with a capital first letter (a sentence may begin with `line 4 (...)`)."""
+    return text[:1].upper() + text[1:]
+
+
 def owned(origin: Any, interp: Any) -> bool:
     """Whether `origin` is a statement of this session (the engine's history is shared by a process)."""
     return getattr(origin, "owner", None) is interp

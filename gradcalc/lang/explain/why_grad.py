@@ -21,7 +21,7 @@ from typing import Any
 from gradcalc.autograd import provenance
 
 from .names import Names
-from .report import Report, owned, statement
+from .report import Report, owned, sentence, statement
 from .style import Style
 
 
@@ -173,8 +173,8 @@ def _has_grad(t: Any, g: Any, name: str, calls: list[Any], interp: Any) -> Repor
             lines.append(f"It was set to None at {statement(cleared[0])}.")
         if writes:
             verb = "wrote it" if len(writes) == 1 else "added into it, in this order"
-            lines.append(f"{_calls_text(writes)} {verb}" + (" (and maybe earlier calls: gradcalc keeps the last "
-                         f"{provenance.KEPT})" if full else "") + ".")
+            older = f" (and maybe earlier calls: gradcalc keeps the last {provenance.KEPT})" if full else ""
+            lines.append(sentence(f"{_calls_text(writes)} {verb}") + older + ".")
             if len(writes) > 1:
                 lines.append("Gradients add up across backward calls until zeroed (zero_grad, or .grad.zero_()).")
         elif cleared is None or cleared[2]:
@@ -182,7 +182,7 @@ def _has_grad(t: Any, g: Any, name: str, calls: list[Any], interp: Any) -> Repor
                          f"{provenance.KEPT} calls).")
         for o, a, b in changes:
             to = f"version {b}" if a == b else f"versions {a} to {b}"
-            lines.append(f"{statement(o)} changed it in place ({to}).")
+            lines.append(sentence(f"{statement(o)} changed it in place ({to})."))
         if g.grad_fn is not None:
             graph_calls = [c for c in writes if c.create_graph]
             by = f" at {statement(graph_calls[-1].origin)}" if graph_calls else ""

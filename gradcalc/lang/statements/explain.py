@@ -31,16 +31,8 @@ _WORDS = {
 
 @statement("explain_stmt")  # explain_stmt: EXPLAIN [backward_stmt | test]
 class Explain(Stmt):
-    """explain backward y [retain_graph] [create_graph] [gradient G]
-    explain grad(y, x, ...)      explain x.grad      explain
-See inside autograd. `explain backward y` runs `backward y` (with its flags) and tells each step the
-engine takes, in PyTorch's order: the node (and the names of what it made), the line that made it, the
-gradient it received, what it passes to whom, each .grad before -> after, hooks, saved values freed.
-`explain grad(y, x)` does the same for grad(...), then prints its value. `explain x.grad` says why x.grad
-is None (not a leaf, no requires_grad, no backward reached it, zero_grad cleared it) or which backward
-calls made it. `explain` alone tells the last error in full: what happened, where, why, and the fix.
-With --format json, the steps are JSON objects (`{"event": "node", ...}`, `{"event": "grad", ...}`).
-The workspace changes exactly as without `explain`."""
+    """`explain backward y [flags]`, `explain grad(...)`, `explain T.grad`, `explain`: see inside autograd
+    (its `:help` page is in help.py)."""
 
     loc: Loc
     target: Any  # a Backward record, an expression (grad(...), T.grad, y.backward(...)), or None
