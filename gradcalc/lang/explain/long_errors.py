@@ -145,7 +145,7 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
 
 def _with_retain_graph(text: str) -> str:
     """`: `backward b retain_graph``: the statement that freed the values, written to keep them (or "")."""
-    if re.fullmatch(r"backward\s.*", text) and "retain_graph" not in text:
+    if re.fullmatch(r"(explain\s+)?backward\s.*", text) and "retain_graph" not in text:
         return f": `{text} retain_graph`"
     if "retain_graph=false" in text:
         return f": `{text.replace('retain_graph=false', 'retain_graph=true')}`"
