@@ -52,14 +52,17 @@ class _Stamp:
     language's statement, `Node.origin`), anomaly mode's traceback, saved-tensor hooks' packing. `on`
     becomes True once any of them was used: until then the hot creation paths do nothing more (an unset
     `_trace` slot reads as None), after it they call `stamp(node)` once the node has saved its values.
-    A module-level holder rather than a thread-local: one attribute load per recorded operation."""
+    A module-level holder rather than a thread-local: one attribute load per recorded operation. `simple`
+    stays True while only origins were used (no anomaly mode, no packing): then the hot paths store the
+    origin themselves instead of calling `stamp` (which reads the thread's anomaly state)."""
 
-    __slots__ = ("origin", "on", "packing")
+    __slots__ = ("origin", "on", "packing", "simple")
 
     def __init__(self) -> None:
         self.origin: Any = None
         self.on = False
         self.packing = False  # saved_tensors_hooks were used (saved.py keeps the thread's active pair)
+        self.simple = True
 
     def stamp(self, node: Node) -> None:
         """Give a node just made its origin (or anomaly traceback), and pack what it saved."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import weakref
 from collections import deque
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from .node import STAMP, AccumulateGrad
 
@@ -42,17 +42,18 @@ touched: list[Any] = []
 SERIAL = [0]  # the number of the last call kept
 
 
-class Call(NamedTuple):
-    """One backward or grad() call that succeeded."""
+class Call:
+    """One backward or grad() call that succeeded (made from the kept tuple when asked for: a class rather
+    than a NamedTuple, whose making would cost every cold start)."""
 
-    serial: int
-    origin: Any
-    accumulate: bool  # backward (into .grad) rather than grad()
-    retain_graph: bool
-    create_graph: bool
-    roots: list[Any]  # the root nodes (weak references to them when the graph was kept)
-    inputs: tuple[Any, ...]  # weak references to the inputs= tensors (grad()'s inputs)
-    wrote: tuple[Any, ...]  # the .grads written: AccumulateGrad nodes, weak references to other tensors
+    __slots__ = ("serial", "origin", "accumulate", "retain_graph", "create_graph", "roots", "inputs", "wrote")
+
+    def __init__(self, fields: tuple) -> None:
+        (self.serial, self.origin, self.accumulate, self.retain_graph, self.create_graph, self.roots,
+         self.inputs, self.wrote) = fields
+        # accumulate: backward (into .grad) rather than grad(); roots: the root nodes (weak references when the
+        # graph was kept); inputs: weak references to grad()'s inputs; wrote: the .grads written
+        # (AccumulateGrad nodes, weak references to other tensors)
 
     def root_nodes(self) -> list[Node]:
         """The root nodes still alive."""
@@ -73,7 +74,7 @@ class Call(NamedTuple):
         return any(w is acc if type(w) is AccumulateGrad else w() is t for w in self.wrote)
 
 
-calls: deque[Call] = deque(maxlen=KEPT)
+calls: deque[tuple] = deque(maxlen=KEPT)  # Call's fields, as plain tuples
 
 
 def failure(message: str, reason: str, **info: Any) -> RuntimeError:
@@ -149,25 +150,29 @@ def grad_writes(t: Tensor) -> tuple[tuple[Any, int, bool] | None, list[Call]]:
     """What made `t.grad` what it is: its last set (or None) and the calls kept since that wrote into it."""
     cleared = last_set(t)
     after = cleared[1] if cleared is not None else -1
-    return cleared, [c for c in calls if c.serial > after and c.wrote_into(t)]
+    return cleared, [c for c in recent() if c.serial > after and c.wrote_into(t)]
 
 
 # -- backward and grad() calls ---------------------------------------------------------------------------
-_make_call = tuple.__new__  # a NamedTuple made without its Python-level __new__ (once per backward)
-
-
 def ran(
     origin: Any, roots: list[Node], accumulate: bool, retain_graph: bool, create_graph: bool,
     inputs: Sequence[Tensor] | None,
 ) -> None:
     """A backward or grad() call succeeded: keep it (`roots` is the caller's list, kept as it is), with the
-    `.grad`s it wrote."""
+    `.grad`s it wrote. Kept as a plain tuple (this runs once per backward of a training loop); `recent()`
+    gives them as `Call`s."""
+    n = SERIAL[0] = SERIAL[0] + 1
     wrote = tuple(touched)
     touched.clear()
-    held = roots if not retain_graph else [weakref.ref(n) for n in roots]
-    ins = () if inputs is None else tuple(weakref.ref(t) for t in inputs)
-    n = SERIAL[0] = SERIAL[0] + 1
-    calls.append(_make_call(Call, (n, origin, accumulate, retain_graph, create_graph, held, ins, wrote)))
+    if retain_graph:
+        roots = [weakref.ref(r) for r in roots]
+    calls.append((n, origin, accumulate, retain_graph, create_graph, roots,
+                  () if inputs is None else tuple(weakref.ref(t) for t in inputs), wrote))
+
+
+def recent() -> list[Call]:
+    """The calls kept, oldest first."""
+    return [Call(c) for c in calls]
 
 
 def reaches(roots: Sequence[Node], target: Node, limit: int = 1_000_000) -> bool:

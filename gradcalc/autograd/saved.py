@@ -209,6 +209,7 @@ def push_pair(pack_hook: Callable, unpack_hook: Callable, checked: bool = True) 
     from .node import STAMP
 
     STAMP.on = STAMP.packing = True
+    STAMP.simple = False
     stack = getattr(_hooks, "stack", None)
     if stack is None:
         stack = _hooks.stack = []

@@ -112,7 +112,7 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     who = _node_names(node, names)
     saved = [n for n, spec in type(node).saved_names.items() if spec.is_tensor]
     culprit = None
-    for call in reversed(provenance.calls):
+    for call in reversed(provenance.recent()):
         if owned(call.origin, interp) and not call.retain_graph and provenance.reaches(call.root_nodes(), node):
             culprit = call
             break

@@ -30,7 +30,7 @@ def explain_grad(t: Any, names: Names, label: str, interp: Any) -> Report:
     who = names.of(t)
     name = who[0] if who else label
     g = t._grad
-    calls = [c for c in provenance.calls if owned(c.origin, interp)]
+    calls = [c for c in provenance.recent() if owned(c.origin, interp)]
     if g is not None:
         return _has_grad(t, g, name, calls, interp)
     if t.grad_fn is not None and not t._retains_grad:
@@ -160,7 +160,7 @@ def _has_grad(t: Any, g: Any, name: str, calls: list[Any], interp: Any) -> Repor
         cleared = None
     call_origins = {id(c.origin) for c in calls}
     changes = [(o, a, b) for o, a, b in provenance.changes(g._vc) if id(o) not in call_origins and o is not None]
-    full = len(provenance.calls) == provenance.KEPT and writes and writes[0] is provenance.calls[0]
+    full = len(provenance.calls) == provenance.KEPT and writes and writes[0].serial == provenance.calls[0][0]
     retained = t.grad_fn is not None
 
     def build(s: Style) -> list[str]:
