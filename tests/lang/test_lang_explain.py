@@ -385,3 +385,24 @@ def test_repl_errors_hint_at_explain_once_per_session() -> None:
 def test_help_explain() -> None:
     out = run(":help explain\n").out
     assert out.startswith("explain backward y") and "explain x.grad" in out
+
+
+def test_hooks_that_fire_are_named() -> None:
+    s = Session(out=io.StringIO(), err=io.StringIO())
+    run("a = 3 requires_grad\nc = a * 2\n", session=s)
+
+    def double(g: object) -> object:
+        return g * 2
+
+    s.workspace["c"].register_hook(double)
+    s.workspace["c"].grad_fn.register_hook(lambda grad_inputs, grad_outputs: None)
+    out = run("explain backward c\n", session=s).out
+    a = torch.tensor(3.0, requires_grad=True)
+    c = a * 2
+    c.register_hook(lambda g: g * 2)
+    c.backward()
+    lines = out.splitlines()
+    i = lines.index("      hooks     tensor hook double (replaced the gradient)")
+    assert lines[i + 1] == "      received  tensor(2.)"  # what the node computes with, after the hook
+    assert "      hooks     hook" in lines
+    assert f"a.grad    None -> {trepr(a.grad)}" in out

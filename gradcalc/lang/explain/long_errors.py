@@ -16,7 +16,7 @@ from typing import Any
 from gradcalc.autograd import provenance
 
 from .names import Names, quoted
-from .report import Report, owned, statement
+from .report import Report, at, owned, statement
 from .style import Style
 
 
@@ -99,7 +99,7 @@ def _general(err: Any, origin: Any) -> list[str]:
 
 def _made(node: Any) -> str:
     origin = getattr(node, "origin", None)
-    return f"`{node.name()}`" + (f" made at {statement(origin)}" if origin is not None else "")
+    return f"`{node.name()}`" + (f" made {at(origin)}" if origin is not None else "")
 
 
 def _node_names(node: Any, names: Names) -> list[str]:
@@ -120,19 +120,19 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     def build(s: Style) -> list[str]:
         of = f", the node of {s.name(quoted(who))}" if who else ""
         origin_n = getattr(node, "origin", None)
-        made = f" made at {statement(origin_n)}" if origin_n is not None else ""
+        made = f" made {at(origin_n)}" if origin_n is not None else ""
         lines = [f"What happened: {statement(origin)} needed the values saved by {s.node(f'`{node.name()}`')}"
                  f"{of}{made}; they had been freed."]
         if culprit is not None:
             what = "backward" if culprit.accumulate else "grad()"
-            lines.append(f"Who freed them: the {what} at {statement(culprit.origin)} ran through that node without "
+            lines.append(f"Who freed them: the {what} {at(culprit.origin)} ran through that node without "
                          "retain_graph, which frees saved values as it goes.")
         else:
             lines.append("Who freed them: an earlier backward or grad() through that node, without retain_graph.")
         kept = f" (for {node.name()}: {', '.join(saved)})" if saved else ""
         lines.append(f"Why: a node keeps what its derivative needs{kept}; backward and grad() free it as they "
                      "pass, to save memory, unless told to keep it.")
-        first = f" at {statement(culprit.origin)}" if culprit is not None else ""
+        first = f" {at(culprit.origin)}" if culprit is not None else ""
         fix_stmt = ""
         if culprit is not None:
             fix_stmt = _with_retain_graph(getattr(culprit.origin, "text", ""))
@@ -169,7 +169,7 @@ def _version(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     def build(s: Style) -> list[str]:
         what = quoted(who) if who else f"a tensor of shape {shape}"
         as_name = f" (as `{saved_name}`)" if saved_name else ""
-        made = f" made at {statement(node_origin)}" if node_origin is not None else ""
+        made = f" made {at(node_origin)}" if node_origin is not None else ""
         first = f"{s.name(what)} was saved{as_name} by {s.node(f'`{node.name()}`')}{made} at version {saved_v}"
         if runs:
             steps = []
@@ -278,7 +278,7 @@ def _unused(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     def build(s: Style) -> list[str]:
         what = s.name(quoted(who)) if who else f"input {k}"
         return [
-            f"What happened: grad() at {statement(origin)} was asked for the gradient with respect to {what} "
+            f"What happened: grad() {at(origin)} was asked for the gradient with respect to {what} "
             f"(input {k}), but the outputs were not computed from it.",
             "Why: an input the outputs do not depend on has no gradient at all (not even zero), and grad() "
             "treats asking for one as a mistake.",
@@ -296,7 +296,7 @@ def _input_no_grad(info: dict, origin: Any, names: Names, interp: Any) -> Any:
         what = s.name(quoted(who)) if who else f"input {k}"
         name = who[0] if who else "it"
         return [
-            f"What happened: grad() at {statement(origin)} was asked for the gradient with respect to {what} "
+            f"What happened: grad() {at(origin)} was asked for the gradient with respect to {what} "
             f"(input {k}), which does not require grad.",
             "Why: autograd computes gradients only for tensors that require grad; for the others (constants to "
             "it) there is nothing to return.",
@@ -352,7 +352,7 @@ def _nan(info: dict, origin: Any, names: Names, interp: Any) -> Any:
 
     def build(s: Style) -> list[str]:
         dest = f" (the gradient for {s.name(quoted(to))})" if to else ""
-        lines = [f"What happened: under detect_anomaly, backward at {statement(origin)} found NaN in gradient {i} "
+        lines = [f"What happened: under detect_anomaly, backward {at(origin)} found NaN in gradient {i} "
                  f"of {s.node(_made(node))}{dest}."]
         if g is not None:
             lines.append(f"That gradient: {s.value(g, 2)}")

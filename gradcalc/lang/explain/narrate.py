@@ -201,12 +201,23 @@ class Narration:
             lines.append(f"{pad}{'returns':<{width}}{style.value(value, len(pad) + width)}   (grad() returns what "
                          f"arrived here for {style.name(k_names)}; this node does not run)")
             return lines
+        pre_hooks = [h for h in run.hooks if h.kind in ("tensor", "prehook")]  # they act on what arrived
+        post_hooks = [h for h in run.hooks if h.kind not in ("tensor", "prehook")]
+        if pre_hooks:
+            lines.append(f"{pad}{'hooks':<{width}}" + ", ".join(_hook_text(h) for h in pre_hooks))
         if all(g is None for g in received):
             lines.append(f"{pad}{'received':<{width}}nothing: no gradient reached it, so it passes nothing on")
-        else:
-            shown = ", ".join(style.value(g, len(pad) + width) for g in received)
+        elif len(received) == 1:
             extra = f"   (the sum of {step.arrivals} gradients)" if step.arrivals > 1 else ""
-            lines.append(f"{pad}{'received':<{width}}{shown}{extra}")
+            lines.append(f"{pad}{'received':<{width}}{style.value(received[0], len(pad) + width)}{extra}")
+        else:  # one gradient per output of the node, each named by the tensor it is for
+            parts = []
+            for nr, g in enumerate(received):
+                who = self.names.of_output(node, nr)
+                label = names_text(who, style) if who else f"output {nr}"
+                parts.append(f"{label}: {style.value(g, len(pad) + width)}")
+            extra = f"   ({step.arrivals} gradients arrived)" if step.arrivals > len(received) else ""
+            lines.append(f"{pad}{'received':<{width}}" + "; ".join(parts) + extra)
         for kind, t, before, after in step.grads:
             label = self._tensor_label(t) or ("the leaf" if kind == "leaf" else "this tensor")
             note = "   (retain_grad)" if kind == "retained" else ""
@@ -215,8 +226,6 @@ class Narration:
         for k, value in step.results:
             lines.append(f"{pad}{'returns':<{width}}{style.value(value, len(pad) + width)}   (grad()'s result "
                          f"for {style.name(self._input_label(k))})")
-        if run.hooks:
-            lines.append(f"{pad}{'hooks':<{width}}" + ", ".join(_hook_text(h) for h in run.hooks))
         if not is_leaf:
             edges = list(zip(run.grad_inputs, run.to, strict=False)) if run.grad_inputs else [
                 (None, child) for child in run.to]
@@ -234,8 +243,11 @@ class Narration:
                 target = self._target(child, nrs[k], style)
                 shown = style.value(g, len(pad) + 3) if g is not None else "None (no gradient goes this way)"
                 lines.append(f"{pad}{branch}to {target}: {shown}")
+        if post_hooks:
+            lines.append(f"{pad}{'hooks':<{width}}" + ", ".join(_hook_text(h) for h in post_hooks))
         if run.freed:
-            lines.append(f"{pad}{'freed':<{width}}" + style.warn(", ".join(run.freed)) + "   (its saved values)")
+            freed = ", ".join(f"saved tensor {n}" if n.isdigit() else n for n in run.freed)
+            lines.append(f"{pad}{'freed':<{width}}" + style.warn(freed) + "   (its saved values)")
         return lines
 
     def _summary(self, style: Style) -> list[str]:

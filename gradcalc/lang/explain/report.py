@@ -37,6 +37,13 @@ def statement(origin: Any) -> str:
     return f"line {origin.line} (`{text}`)"
 
 
+def at(origin: Any) -> str:
+    """`at line 4 (`backward b`)`, or `in `backward b`` for a one-line REPL input: where something happened."""
+    if origin is not None and getattr(getattr(origin, "unit", None), "interactive", False):
+        return f"in {statement(origin)}"
+    return f"at {statement(origin)}"
+
+
 def sentence(text: str) -> str:
     """`text` with a capital first letter (a sentence may begin with `line 4 (...)`)."""
     return text[:1].upper() + text[1:]

@@ -21,7 +21,7 @@ from typing import Any
 from gradcalc.autograd import provenance
 
 from .names import Names
-from .report import Report, owned, sentence, statement
+from .report import Report, at, owned, sentence, statement
 from .style import Style
 
 
@@ -58,7 +58,7 @@ def _dot(name: str, s: Style) -> str:
 def _not_leaf(t: Any, name: str, calls: list[Any]) -> Report:
     node = t.grad_fn
     origin = getattr(node, "origin", None)
-    made = f"made by {node.name()}" + (f" at {statement(origin)}" if origin is not None else "")
+    made = f"made by {node.name()}" + (f" {at(origin)}" if origin is not None else "")
     reached = [c for c in calls if c.accumulate and provenance.reaches(c.root_nodes(), node, 100_000)]
 
     def build(s: Style) -> list[str]:
@@ -68,7 +68,7 @@ def _not_leaf(t: Any, name: str, calls: list[Any]) -> Report:
             "gradient is passed on to what it was computed from, and not kept.",
         ]
         if reached:
-            lines.append(f"The backward at {statement(reached[-1].origin)} went through {s.name(name)}, but "
+            lines.append(f"The backward {at(reached[-1].origin)} went through {s.name(name)}, but "
                          "did not keep its gradient.")
         lines.append(f"Fix: `retain_grad {name}` before the backward (then {name}.grad holds its gradient), or "
                      f"read the .grad of the leaves {name} was computed from.")
@@ -84,7 +84,7 @@ def _cleared(t: Any, name: str, cleared: tuple[Any, int, bool], calls: list[Any]
     how = "zero_grad" if text.startswith("zero_grad") else "an assignment"
 
     def build(s: Style) -> list[str]:
-        lines = [f"{_dot(name, s)} is None: {how} set it to None at {statement(origin)}, and no backward has "
+        lines = [f"{_dot(name, s)} is None: {how} set it to None {at(origin)}, and no backward has "
                  "written it since."]
         if before:
             lines.append(f"Before that, {_calls_text(before)} had written it.")
@@ -101,7 +101,7 @@ def _no_backward(t: Any, name: str, calls: list[Any]) -> Report:
     def build(s: Style) -> list[str]:
         lines = [f"{_dot(name, s)} is None: no backward has run yet in this session."]
         if grads:
-            lines.append(f"grad(...) at {statement(grads[-1].origin)} computed the gradient for {s.name(name)}, "
+            lines.append(f"grad(...) {at(grads[-1].origin)} computed the gradient for {s.name(name)}, "
                          "but grad() returns gradients instead of filling .grad.")
         lines.append(f"Fix: `backward y` for an output y computed from {name} fills {name}.grad.")
         return lines
@@ -168,9 +168,9 @@ def _has_grad(t: Any, g: Any, name: str, calls: list[Any], interp: Any) -> Repor
         if retained:
             lines.append(f"{s.name(name)} is not a leaf; it keeps its gradient because of retain_grad.")
         if cleared is not None and not cleared[2]:
-            lines.append(f"It was set at {statement(cleared[0])}.")
+            lines.append(f"It was set {at(cleared[0])}.")
         elif cleared is not None and writes:
-            lines.append(f"It was set to None at {statement(cleared[0])}.")
+            lines.append(f"It was set to None {at(cleared[0])}.")
         if writes:
             verb = "wrote it" if len(writes) == 1 else "added into it, in this order"
             older = f" (and maybe earlier calls: gradcalc keeps the last {provenance.KEPT})" if full else ""
@@ -185,7 +185,7 @@ def _has_grad(t: Any, g: Any, name: str, calls: list[Any], interp: Any) -> Repor
             lines.append(sentence(f"{statement(o)} changed it in place ({to})."))
         if g.grad_fn is not None:
             graph_calls = [c for c in writes if c.create_graph]
-            by = f" at {statement(graph_calls[-1].origin)}" if graph_calls else ""
+            by = f" {at(graph_calls[-1].origin)}" if graph_calls else ""
             lines.append(f"It carries a graph (grad_fn={g.grad_fn.name()}): it was made with create_graph{by}, "
                          f"so it can be differentiated again (grad({name}.grad, {name})).")
         else:
