@@ -19,6 +19,7 @@ Control flow returns signals (BREAK, CONTINUE, RETURN) rather than raising excep
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -117,6 +118,7 @@ class Compiler:
         from gradcalc.autograd.node import STAMP  # the engine is loaded by now (the Interpreter loads it)
 
         self.stamp = STAMP
+        self.owner = weakref.ref(interp)  # what origins name as their session (a weak reference: no cycle)
         STAMP.on = True  # nodes keep their origin from now on (node.STAMP)
         self.exprs: dict[type, Callable[[Any, int], Closure]] = {
             A.Num: self.num,
@@ -151,7 +153,8 @@ class Compiler:
         unit = self.unit
         stamp = self.stamp
         steps = [
-            ((st.loc, unit), st.loc, Origin(unit, st.loc, interp), STATEMENTS[type(st)](self, st)) for st in body
+            ((st.loc, unit), st.loc, Origin(unit, st.loc, self.owner), STATEMENTS[type(st)](self, st))
+            for st in body
         ]
 
         def run_block(f: Frame) -> Any:

@@ -25,7 +25,7 @@ class Origin:
     def __init__(self, unit: Unit, loc: Loc, owner: Any = None) -> None:
         self.unit = unit
         self.loc = loc
-        self.owner = owner  # the interpreter that compiled it (explain looks at its own session's history)
+        self.owner = owner  # a weak reference to the interpreter that compiled it (explain looks at its session's)
         self._text: str | None = None
 
     @property

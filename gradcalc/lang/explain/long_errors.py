@@ -136,8 +136,12 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
         fix_stmt = ""
         if culprit is not None:
             fix_stmt = _with_retain_graph(getattr(culprit.origin, "text", ""))
-        lines.append(f"Fix: add retain_graph to the first backward{first}{fix_stmt}; or compute the output again "
-                     "before the second backward (a new graph).")
+        if culprit is not None and not culprit.accumulate:
+            lines.append(f"Fix: pass retain_graph=true to the first grad(){first}{fix_stmt}; or compute the output "
+                         "again before the second backward (a new graph).")
+        else:
+            lines.append(f"Fix: add retain_graph to the first backward{first}{fix_stmt}; or compute the output "
+                         "again before the second backward (a new graph).")
         return lines
 
     return build
@@ -152,6 +156,13 @@ def _with_retain_graph(text: str) -> str:
     m = re.fullmatch(r"(.*\.backward\()\)", text)
     if m:
         return f": `{m[1]}retain_graph=true)`"
+    start = text.find("grad(")
+    if start >= 0 and "retain_graph" not in text:  # grad(...): the keyword added before its closing bracket
+        depth = 0
+        for i in range(start + 4, len(text)):
+            depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(text[i], 0)
+            if depth == 0:
+                return f": `{text[:i]}, retain_graph=true{text[i:]}`"
     return ""
 
 

@@ -51,4 +51,5 @@ def sentence(text: str) -> str:
 
 def owned(origin: Any, interp: Any) -> bool:
     """Whether `origin` is a statement of this session (the engine's history is shared by a process)."""
-    return getattr(origin, "owner", None) is interp
+    owner = getattr(origin, "owner", None)
+    return owner is not None and owner() is interp

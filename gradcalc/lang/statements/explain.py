@@ -230,7 +230,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
         story = Narration(recorder, names, kind="grad", roots=roots, flags=flags, skipped=skipped, inputs=ins,
                           results=results)
         host.explanation(lambda fmt, color: _told(story, fmt, color))
-        host.show(value, False)
+        host.show(value, True)  # as the expression statement `grad(...)` shows it
 
     return run
 
