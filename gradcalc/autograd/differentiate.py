@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import forward_ad, grad_mode
-from .engine import _check_roots, run_backward, unused_message, warn_create_graph_cycle
+from .engine import _check_roots, run_backward, unused_error, warn_create_graph_cycle
 from .tensor import Tensor
 
 
@@ -111,7 +111,7 @@ def grad(
     for k, (t, g) in enumerate(zip(ins, found, strict=True)):
         if g is None:
             if not allow_unused:  # reached, but no gradient arrived (the walk checks what it can before)
-                raise RuntimeError(unused_message(k, t))
+                raise unused_error(k, t)
             if materialize_grads:
                 import numpy as np
 

@@ -17,14 +17,16 @@ undo log for failures. The plain walk below runs the same nodes in another (chea
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import grad_mode, hooks, listen, ordered, saved
+from . import grad_mode, hooks, listen, ordered, provenance, saved
 from .grad_mode import state
 from .node import FREED, STAMP, AccumulateGrad, Node
+from .provenance import failure
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
 
@@ -53,15 +55,17 @@ def _check_roots(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> 
         if type(t) is not Tensor and not isinstance(t, Tensor):
             raise TypeError(f"{what}: output {i} is a {type(t).__name__}, not a tensor")
         if not t._requires_grad:
-            raise RuntimeError(
+            raise failure(
                 f"{what}: the tensor does not require grad, so there is nothing to differentiate "
-                "(it was computed from tensors without requires_grad, or under no_grad)"
+                "(it was computed from tensors without requires_grad, or under no_grad)",
+                "no_grad_output", tensor=t, what=what,
             )
         if g is None:
             if t._data.size != 1:
-                raise RuntimeError(
+                raise failure(
                     f"{what}: the output has shape {tuple(t._data.shape)}; a gradient can only be implied "
-                    "for a single-element output: pass gradient= (or grad_outputs=) of the same shape"
+                    "for a single-element output: pass gradient= (or grad_outputs=) of the same shape",
+                    "nonscalar", tensor=t, what=what,
                 )
             one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
             g = Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
@@ -96,6 +100,9 @@ def run_backward(
 ) -> list[Tensor | None] | None:
     """Run the walk. With `accumulate`, add gradients into leaves' `.grad` (only into `inputs` when given);
     otherwise return the gradients that reach `inputs` (None for an input no gradient reached)."""
+    origin = STAMP.origin  # a front end running: it keeps a record of this call (provenance.py)
+    if origin is not None:
+        provenance.touched.clear()
     # -- 1. the graph: which nodes, and how many edges lead into each ----------------------------------
     deps: dict[Node, int] = {}
     buffers: dict[Node, Any] = {}  # the gradients arrived at each node so far
@@ -133,7 +140,8 @@ def run_backward(
             if type(t) is not Tensor and not isinstance(t, Tensor):
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
-                raise RuntimeError(f"inputs: element {k} does not require grad, so it has no gradient")
+                raise failure(f"inputs: element {k} does not require grad, so it has no gradient",
+                              "input_no_grad", index=k, tensor=t)
             node, nr = _edge_of(t)
             if accumulate and t.grad_fn is not None:
                 t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad
@@ -148,7 +156,7 @@ def run_backward(
             for node, places in capture.items():
                 if node not in deps:
                     k = places[0][1]
-                    raise RuntimeError(unused_message(k, inputs[k]))
+                    raise unused_error(k, inputs[k])
 
     # -- checks before the walk: whatever can fail is found before anything changes ---------------------
     for node in suspects:
@@ -177,7 +185,7 @@ def run_backward(
                 if inputs is not None and not allow_unused:
                     for k, g in enumerate(captured):
                         if g is None:
-                            raise RuntimeError(unused_message(k, inputs[k]))
+                            raise unused_error(k, inputs[k])
 
             ordered.walk(
                 root_edges, deps, buffers, stored, capture, captured, wanted_leaves, needed,
@@ -242,6 +250,8 @@ def run_backward(
     finally:
         state.grad_enabled, state.releasing = recording, releasing
         state.wanted = wanted
+    if origin is not None:
+        provenance.ran(origin, root_nodes, accumulate, retain_graph, create_graph, inputs)
     return captured if not accumulate else None
 
 
@@ -259,6 +269,11 @@ def _runs_user_code(deps: dict[Node, int]) -> bool:
         if STAMP.packing and saved.is_packed(node):
             return True
     return False
+
+
+def unused_error(k: int, t: Tensor) -> RuntimeError:
+    """`unused_message` as the error, carrying the input (its position and the tensor)."""
+    return failure(unused_message(k, t), "unused", index=k, tensor=t)
 
 
 def unused_message(k: int, t: Tensor) -> str:
@@ -350,10 +365,14 @@ def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
         d = g._data if type(g) is Tensor else g
         if g is not None and np.asarray(d).dtype.kind == "f" and np.isnan(d).any():
             trace = getattr(node, "_trace", None)  # unset on nodes made before any stamp was asked for
+            # a front end's origin may give a longer form for this message (`located()`: file, line, column)
+            if trace is not None and hasattr(trace, "located"):
+                trace = trace.located()
             where = f"\n{trace}" if trace is not None else ""
-            raise RuntimeError(
+            raise failure(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
-                f"this node was:{where}"
+                f"this node was:{where}",
+                "nan", node=node, index=i, grads=tuple(outs),
             )
 
 
@@ -367,6 +386,8 @@ def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph:
     leaf = node._leaf()
     if leaf is None:
         return
+    if STAMP.origin is not None:  # a front end keeps who wrote which .grad (provenance.py)
+        provenance.touched.append(node)
     if type(g) is not Tensor:
         g = Tensor._make(g if type(g) is np.ndarray else np.asarray(g), False, None)
     with node.lock:
@@ -383,7 +404,10 @@ def _accumulate(node: AccumulateGrad, g: Tensor, stored: set[int], create_graph:
             # in place, as PyTorch accumulates when no graph is recorded (even into a .grad that has a
             # grad_fn from an earlier create_graph backward: it keeps that grad_fn)
             old._data += g._data
-            version_of(old).value += 1
+            counter = version_of(old)
+            counter.value += 1
+            if STAMP.origin is not None:
+                provenance.changed(counter)
 
 
 def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool) -> None:
@@ -394,6 +418,8 @@ def _fill_retained(node: Node, grads: Any, stored: set[int], create_graph: bool)
         g = grads if node.num_outputs == 1 else grads[nr]
         if g is None:
             continue
+        if STAMP.origin is not None:
+            provenance.touched.append(weakref.ref(t))
         # PyTorch's retain_grad hook: a clone first, then out-of-place sums (never into the old .grad,
         # which the user may hold); both recorded under create_graph
         if t._grad is None:

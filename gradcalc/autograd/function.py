@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from . import forward_ad, grad_mode
+from . import forward_ad, grad_mode, provenance
 from .grad_mode import state
 from .hooks import watch
-from .node import Node
+from .node import STAMP, Node
 from .tensor import Tensor, version_of
 
 
@@ -304,7 +304,10 @@ def _wrap_outputs(ctx: BackwardCFunction, args: tuple, output: Any, recording: b
                     f"{ctx.name()}: forward changed in place a leaf that requires grad; do it inside "
                     "`with no_grad:`, or let forward change a .clone() of it"
                 )
-            version_of(o).value += 1
+            counter = version_of(o)
+            counter.value += 1
+            if STAMP.origin is not None:  # a front end keeps who changed what (provenance.py)
+                provenance.changed(counter)
         elif o._requires_grad or any(o is a for a in args):
             # an input (or another graph member) returned as it is: the output is a new tensor on the same
             # data, as PyTorch's view, so the original keeps its own place in the graph

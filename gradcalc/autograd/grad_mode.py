@@ -232,6 +232,7 @@ def _stamp_nodes() -> None:
     from .node import STAMP
 
     STAMP.on = True
+    STAMP.simple = False
 
 
 class set_detect_anomaly:

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from . import saved
+from . import provenance, saved
 from .hooks import RemovableHandle
 from .listen import observe_backward
-from .node import Node, set_origin
+from .node import STAMP, Node, set_origin
 from .ordered import current_task
 from .tensor import Tensor, version_of
 
@@ -93,7 +93,10 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
     """Bump the in-place version counter, as an in-place change would (backward through a node that saved
     the tensor before then is an error)."""
     for t in [tensor] if isinstance(tensor, Tensor) else tensor:
-        version_of(t).value += 1
+        counter = version_of(t)
+        counter.value += 1
+        if STAMP.origin is not None:  # a front end keeps who changed what (provenance.py)
+            provenance.changed(counter)
 
 
 class _MultiHandle:

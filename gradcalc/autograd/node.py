@@ -51,14 +51,17 @@ class _Stamp:
     language's statement, `Node.origin`), anomaly mode's traceback, saved-tensor hooks' packing. `on`
     becomes True once any of them was used: until then the hot creation paths do nothing more (an unset
     `_trace` slot reads as None), after it they call `stamp(node)` once the node has saved its values.
-    A module-level holder rather than a thread-local: one attribute load per recorded operation."""
+    A module-level holder rather than a thread-local: one attribute load per recorded operation. `simple`
+    stays True while only origins were used (no anomaly mode, no packing): then the hot paths store the
+    origin themselves instead of calling `stamp` (which reads the thread's anomaly state)."""
 
-    __slots__ = ("origin", "on", "packing")
+    __slots__ = ("origin", "on", "packing", "simple")
 
     def __init__(self) -> None:
         self.origin: Any = None
         self.on = False
         self.packing = False  # saved_tensors_hooks were used (saved.py keeps the thread's active pair)
+        self.simple = True
 
     def stamp(self, node: Node) -> None:
         """Give a node just made its origin (or anomaly traceback), and pack what it saved."""
@@ -146,9 +149,12 @@ class Node:
                 versions.append(None)
                 continue
             if t._inference and not state.inference:
-                raise RuntimeError(
+                from .provenance import failure
+
+                raise failure(
                     "an inference tensor (made inside `with inference_mode:`) cannot be saved for backward; "
-                    "make a normal tensor from it first with .clone() outside inference mode"
+                    "make a normal tensor from it first with .clone() outside inference mode",
+                    "inference_saved", tensor=t, node=self,
                 )
             v = t._vc
             versions.append(None if v is None else v.value)
@@ -163,7 +169,7 @@ class Node:
         before the walk starts, so that a failing backward changes nothing."""
         saved = self._saved
         if saved is FREED:
-            raise RuntimeError(freed_message(self))
+            raise freed_error(self)
         versions = self._versions
         if versions is None or not saved:
             return
@@ -172,7 +178,7 @@ class Node:
                 counter = t._vc
                 v = versions[i] or 0
                 if (0 if counter is None else counter.value) != v:
-                    raise RuntimeError(version_mismatch(t, self, i, v))
+                    raise version_error(t, self, i, v)
 
     @property
     def saved_tensors(self) -> tuple[Any, ...]:
@@ -183,7 +189,7 @@ class Node:
         """The saved values, checked; as NumPy arrays when `raw` (a backward that records nothing)."""
         saved = self._saved
         if saved is FREED:
-            raise RuntimeError(freed_message(self))
+            raise freed_error(self)
         if saved is None:
             return ()
         if saved is NOTHING:
@@ -198,7 +204,7 @@ class Node:
             if counter is not None or versions is not None:
                 v = (versions[i] if versions is not None else None) or 0
                 if (0 if counter is None else counter.value) != v:
-                    raise RuntimeError(version_mismatch(t, self, i, v))
+                    raise version_error(t, self, i, v)
             if raw:
                 # a 0-d array as a NumPy scalar: arithmetic on scalars costs a tenth of that on 0-d arrays
                 d = t._data
@@ -252,6 +258,22 @@ def freed_message(node: Node) -> str:
     )
 
 
+def freed_error(node: Node) -> RuntimeError:
+    """The error of `freed_message`, carrying the node (for a front end to explain)."""
+    from .provenance import failure
+
+    return failure(freed_message(node), "freed", node=node)
+
+
+def version_error(t: Any, node: Node, index: int, saved_version: int) -> RuntimeError:
+    """The error of `version_mismatch`, carrying the tensor, the node, the saved index and both versions."""
+    from .provenance import failure
+
+    now = 0 if t._vc is None else t._vc.value
+    return failure(version_mismatch(t, node, index, saved_version), "version", tensor=t, node=node, index=index,
+                   saved_version=saved_version, version=now)
+
+
 def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
     """The error for a saved tensor changed in place before backward: its shape, the node, both versions."""
     now = 0 if t._vc is None else t._vc.value
@@ -301,7 +323,8 @@ class SavedOutput:
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: adds the incoming gradient into `leaf.grad`."""
 
-    __slots__ = ("_leaf", "lock")
+    # `log`: set only while a front end keeps who wrote the leaf's .grad (provenance.py); unset costs nothing
+    __slots__ = ("_leaf", "lock", "log")
 
     def __init__(self, leaf: Tensor) -> None:
         Node.__init__(self)

@@ -169,9 +169,9 @@ def visible(node: Node, names: list[str]) -> list[str]:
 def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
     def read(node: Node) -> Any:
         if spec.is_tensor and node._saved is _freed():
-            from .node import freed_message
+            from .node import freed_error
 
-            raise RuntimeError(freed_message(node))
+            raise freed_error(node)
         return spec.read(node)
 
     read.__name__ = f"_saved_{name}"
@@ -254,6 +254,7 @@ def push_pair(pack_hook: Callable, unpack_hook: Callable, checked: bool = True) 
     from .node import STAMP
 
     STAMP.on = STAMP.packing = True
+    STAMP.simple = False
     stack = getattr(_hooks, "stack", None)
     if stack is None:
         stack = _hooks.stack = []

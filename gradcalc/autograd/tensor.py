@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, provenance
 from . import node as _node_module
 from .grad_mode import state
-from .node import AccumulateGrad, Node
+from .node import STAMP, AccumulateGrad, Node
 
 float64 = np.dtype("float64")
 float32 = np.dtype("float32")
@@ -28,7 +28,8 @@ FLOATING = (float64, float32)
 class Version:
     """A version counter, shared by a tensor and its views/detached aliases; in-place ops bump it."""
 
-    __slots__ = ("value",)
+    # `log`: set only while a front end keeps who changed what (provenance.py); an unset slot costs nothing
+    __slots__ = ("value", "log")
 
     def __init__(self) -> None:
         self.value = 0
@@ -217,6 +218,9 @@ class Tensor:
                     f"{tuple(self._data.shape)}"
                 )
         self._grad = value
+        origin = STAMP.origin
+        if origin is not None:  # a front end keeps who set it (provenance.py)
+            provenance.grad_set(self, origin, value is None)
 
     @property
     def _base(self) -> Tensor | None:

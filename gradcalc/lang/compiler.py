@@ -22,6 +22,7 @@ Control flow returns signals (BREAK, CONTINUE, RETURN) rather than raising excep
 from __future__ import annotations
 
 import operator
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from .builtins import (
 )
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
 from .failures import error_from, operator_error
+from .origin import Origin
 from .runtime import ENGINE as _T
 from .runtime import MISSING, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
 from .values import (
@@ -157,6 +159,11 @@ class Compiler:
         self.interp = interp
         self.unit = unit
         self.depth = 0
+        from gradcalc.autograd.node import STAMP  # the engine is loaded by now (the Interpreter loads it)
+
+        self.stamp = STAMP
+        self.owner = weakref.ref(interp)  # what origins name as their session (a weak reference: no cycle)
+        STAMP.on = True  # nodes keep their origin from now on (node.STAMP)
         self.exprs: dict[type, Callable[[Any, int], Closure]] = {
             A.Num: self.num,
             A.NumList: self.num_list,
@@ -183,16 +190,25 @@ class Compiler:
         return self.block([st])
 
     def block(self, body: list[A.Node]) -> Closure:
+        """Statements run in order. Each one, while it runs, is the engine's origin (lang/origin.py): the nodes
+        it records and the changes it makes remember it; the block puts back the origin it found (a call's
+        body runs inside the calling statement)."""
         interp = self.interp
         unit = self.unit
-        steps = [((st.loc, unit), st.loc, STATEMENTS[type(st)](self, st)) for st in body]
+        stamp = self.stamp
+        steps = [
+            ((st.loc, unit), st.loc, Origin(unit, st.loc, self.owner), STATEMENTS[type(st)](self, st))
+            for st in body
+        ]
 
         def run_block(f: Frame) -> Any:
-            for pos, loc, step in steps:
+            outer = stamp.origin
+            for pos, loc, origin, step in steps:
                 if interp.stop_requested:
                     interp.stop_requested = False
                     raise Interrupted(loc)
                 interp.current = pos
+                stamp.origin = origin
                 try:
                     signal = step(f)
                 except GradcalcError as exc:
@@ -201,16 +217,24 @@ class Compiler:
                     if exc.filename is None:
                         exc.filename, exc.source = unit.filename, unit.source
                         exc.interactive = unit.interactive  # type: ignore[attr-defined]
+                    if getattr(exc, "origin", None) is None:
+                        exc.origin = origin  # type: ignore[attr-defined]  # the innermost statement (explain)
+                    stamp.origin = outer
                     raise
                 except (KeyboardInterrupt, SystemExit):
+                    stamp.origin = outer
                     raise
                 except Exception as exc:
                     err = error_from(exc, loc)
                     err.filename, err.source = unit.filename, unit.source
                     err.interactive = unit.interactive  # type: ignore[attr-defined]
+                    err.origin = origin  # type: ignore[attr-defined]
+                    stamp.origin = outer
                     raise err from None
                 if signal is not None:
+                    stamp.origin = outer
                     return signal
+            stamp.origin = outer
             return None
 
         return run_block

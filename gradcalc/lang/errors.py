@@ -57,6 +57,7 @@ class Interrupted(GradcalcError):
 YELLOW = "\x1b[33m"
 RED = "\x1b[31m"
 BOLD = "\x1b[1m"
+DIM = "\x1b[2m"
 RESET = "\x1b[0m"
 
 

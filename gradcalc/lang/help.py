@@ -121,9 +121,24 @@ The func namespace holds torch.func's; each makes a function that is then called
   func.linearize(f, x) gives (f(x), jvp_fn);  argnums=1 or (0, 1) picks arguments;  has_aux=true
 f is a def or a built-in; func.jvp, func.jacfwd and func.linearize use forward-mode differentiation.
 :help func.NAME shows one's signature.""",
+    "explain": """\
+explain backward y [retain_graph] [create_graph] [gradient G]   (also: explain y.backward(...))
+    runs that backward and tells each step the engine takes, in PyTorch's order: the node (with the
+    names of what it made) and the line that made it, the gradient it received, what it passes on to
+    whom (a branch that does not require grad is skipped), each .grad before -> after, the hooks that
+    fired, the saved values freed (without retain_graph).
+explain grad(y, x, ...)   the same for a grad() call, then prints its value.
+explain x.grad            why x.grad is None (not a leaf: retain_grad; no requires_grad; no backward
+                          reached x, or the last one's output does not depend on x; zero_grad cleared
+                          it), or which backward lines added into it and whether it carries a graph.
+explain                   the last error in full: what happened, where, why, the fix; the culprits by
+                          name and line (who freed the saved values, who changed a saved tensor in place).
+With --format json the steps are objects: {"event": "node", "node": ..., "line": ..., "grad_outputs":
+[...], "grad_inputs": [...]} and {"event": "grad", "name": ..., "before": ..., "after": ...}.
+The workspace changes exactly as without explain (a failing explain backward fails as backward does).""",
     "statements": """\
 Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
-x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
+x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; explain ...; seed N;
 with no_grad|enable_grad|inference_mode|detect_anomaly:; def; function; if/elif/else; for x in ...:;
 while cond:; break; continue; return; pass. `;` separates statements on a line; # starts a comment.
 _ (also ans) is the last value printed.""",
@@ -198,6 +213,8 @@ ALIASES: dict[str, str] = {
     "optimizers": "modules",
     "training": "modules",
     "layers": "modules",
+    "why": "explain",
+    "narrate": "explain",
 }
 
 

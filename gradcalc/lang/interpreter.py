@@ -7,6 +7,7 @@ functions); running them changes the workspace and reports output through the `H
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from . import ast as A
@@ -42,6 +43,9 @@ class Host(Protocol):
     def describe_forward_ops(self) -> None:
         """Make the engine name the running statement in anomaly-mode errors (`with detect_anomaly:`)."""
 
+    def explanation(self, render: Callable[[str, bool], str]) -> None:
+        """What `explain` says: `render(format, color)` is the text (`--format json`: JSON lines)."""
+
 
 class Interpreter:
     """Runs compiled statements over a workspace; reports output through its `host`."""
@@ -59,6 +63,7 @@ class Interpreter:
         # a top-level `for` loop's variables once the loop ended, with the tensor each was left bound to:
         # `graph` does not label a tensor with them (see finished_loop_names)
         self.loop_leftovers: dict[str, Any] = {}
+        self.last_error: GradcalcError | None = None  # the session's last error (for `explain`)
         self.reset()
 
     def reset(self) -> None:

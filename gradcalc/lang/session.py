@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
+from .errors import DIM, RESET, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
 from .failures import error_from
 from .interpreter import Interpreter, Unit
 from .keywords import KEYWORDS
@@ -54,6 +54,8 @@ class Session:
         self._interp = Interpreter(self, max_elements)
         self._shown_warnings: set[tuple[str, str, int]] = set()
         self._unit: Unit | None = None
+        self._repl_input = False  # the input running came from the REPL (errors hint at `explain`)
+        self._hinted = False
 
     # -- the interface -----------------------------------------------------------------------------
     @property
@@ -74,6 +76,7 @@ class Session:
     ) -> bool:
         """Run `source`; True when no error happened. See the module docstring."""
         self._interp.stop_requested = False
+        self._repl_input = interactive
         unit = Unit(filename, source, interactive and "\n" not in source.strip())
         self._shown_warnings = set()
         self._unit = unit
@@ -269,6 +272,10 @@ class Session:
         self._write(self.out, text.rstrip("\n") + "\n")
         return list(drawable(figure)[1])
 
+    def explanation(self, render: Any) -> None:
+        """What `explain` says, to standard output (coloured as the session is)."""
+        self._write(self.out, render(self.format, self.color).rstrip("\n") + "\n")
+
     def describe_forward_ops(self) -> None:
         """Tell the engine how to name the statement that records each node (for detect_anomaly)."""
         from gradcalc.autograd.node import set_anomaly_context
@@ -300,6 +307,12 @@ class Session:
         text = format_diagnostic(
             "error", exc.message, None if interactive else filename, exc.loc, source, color=self.color
         )
+        if not isinstance(exc, (Interrupted, QuitRequested)):
+            self._interp.last_error = exc  # `explain` tells it in full
+            if self._repl_input and not self._hinted:  # the REPL says so, once per session
+                self._hinted = True
+                hint = "(type `explain` for the long form of this error)"
+                text += (f"{DIM}{hint}{RESET}" if self.color else hint) + "\n"
         self._write(self.err, text)
 
     def _on_warning(

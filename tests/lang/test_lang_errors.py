@@ -257,7 +257,9 @@ def test_the_same_warning_again_in_a_new_run_is_shown_again() -> None:
 def test_interactive_one_line_input_drops_the_location() -> None:
     s = Session()
     r = run("nope", session=s, interactive=True)
-    assert r.err == "error: name 'nope' is not defined\n"
+    # the session's first error ends with the hint that `explain` says more (once per session)
+    assert r.err == "error: name 'nope' is not defined\n(type `explain` for the long form of this error)\n"
+    assert run("nope", session=s, interactive=True).err == "error: name 'nope' is not defined\n"
     run("a = 3 requires_grad; b = a * a", session=s, interactive=True)
     r = run("b.grad", session=s, interactive=True)
     assert r.err.startswith("warning: reading .grad of a non-leaf tensor") and r.err.count("\n") == 1

@@ -122,7 +122,10 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
                 node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
                 break
     if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
-        STAMP.stamp(node)
+        if STAMP.simple:  # only the front end's origin (the language running): stamp() inlined
+            node._trace = STAMP.origin
+        else:
+            STAMP.stamp(node)
     if grad_mode.forward_seen:
         return forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
     return Tensor._make(data, True, node)

@@ -212,7 +212,10 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
         else:
             node._saved = None
         if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
-            STAMP.stamp(node)
+            if STAMP.simple:  # only the front end's origin (the language running): stamp() inlined
+                node._trace = STAMP.origin
+            else:
+                STAMP.stamp(node)
         return forward_ad.unary(jvp, x, out) if grad_mode.forward_seen else out
 
     op.__name__ = op.__qualname__ = name

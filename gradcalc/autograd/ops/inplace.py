@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode
+from .. import forward_ad, grad_mode, provenance
 from ..grad_mode import state
 from ..hooks import move_retained
-from ..node import Node
+from ..node import STAMP, Node
+from ..provenance import failure
 from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
@@ -30,21 +31,23 @@ from .core import needs, record, result
 
 
 def check_inplace(t: Tensor, what: str) -> None:
-    """The in-place changes PyTorch refuses."""
+    """The in-place changes PyTorch refuses (the error carries the tensor, for a front end to explain)."""
     if state.grad_enabled:
         if t._requires_grad and t.grad_fn is None:
-            raise RuntimeError(
+            raise failure(
                 f"{what}: this tensor is a leaf that requires grad, and changing it in place would lose how "
                 "its gradient flows; do it inside `with no_grad:` (as an optimizer step does), or change a "
-                ".clone() of it"
+                ".clone() of it",
+                "leaf_inplace", tensor=t, what=what,
             )
         root = getattr(t, "_view_of", None)
         if root is not None and root._requires_grad:
             if root.grad_fn is None:
-                raise RuntimeError(
+                raise failure(
                     f"{what}: this tensor is a view of a leaf that requires grad, and changing it in place "
                     "would change the leaf; do it inside `with no_grad:` (as an optimizer step does), or "
-                    "change a .clone() of it"
+                    "change a .clone() of it",
+                    "leaf_inplace", tensor=root, view=t, what=what,
                 )
             if not t._requires_grad:
                 raise RuntimeError(
@@ -53,9 +56,10 @@ def check_inplace(t: Tensor, what: str) -> None:
                     "no_grad, or make the change inside `with no_grad:` too"
                 )
     if t._inference and not state.inference:
-        raise RuntimeError(
+        raise failure(
             f"{what}: this is an inference tensor (made inside `with inference_mode:`), which cannot be "
-            "changed in place outside inference mode; change a .clone() of it instead"
+            "changed in place outside inference mode; change a .clone() of it instead",
+            "inference_inplace", tensor=t, what=what,
         )
 
 
@@ -94,6 +98,8 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
     np.copyto(data, new._data, casting="unsafe")
     counter = version_of(t)
     counter.value += 1
+    if STAMP.origin is not None:  # a front end keeps who changed what (provenance.py)
+        provenance.changed(counter)
     if dual:
         t._fw = tangents or None
         views_root = getattr(t, "_view_of", None)
@@ -154,7 +160,10 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
         if ufunc is not None and not args and not kwargs and _in_numpy(self, other):
             check_inplace(self, name)
             ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
-            version_of(self).value += 1
+            counter = version_of(self)
+            counter.value += 1
+            if STAMP.origin is not None:
+                provenance.changed(counter)
             return self
         return apply_inplace(self, lambda t: op(t, other, *args, **kwargs), name, other)
 

@@ -11,6 +11,7 @@ from ..ast import finish_records
 from .assign import Assign, AugAssign, Del
 from .autograd import Backward, Graph, RetainGrad, Seed, With, ZeroGrad
 from .control import Branch, Break, Continue, For, If, Pass, Return, While
+from .explain import Explain
 from .functions import Def, FunctionDef, Save
 from .output import Command, ExprStmt, Print
 from .plot import Plot
@@ -18,7 +19,8 @@ from .plot import Plot
 finish_records()
 
 __all__ = [
-    "Assign", "AugAssign", "Backward", "Branch", "Break", "Command", "Continue", "Def", "Del", "ExprStmt", "For",
+    "Assign", "AugAssign", "Backward", "Branch", "Break", "Command", "Continue", "Def", "Del", "Explain", "ExprStmt",
+    "For",
     "FunctionDef", "Graph", "If", "Pass", "Plot", "Print", "RetainGrad", "Return", "Save", "Seed", "While", "With",
     "ZeroGrad",
 ]
