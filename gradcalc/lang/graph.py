@@ -174,8 +174,12 @@ def label(node: Any, names: Names) -> tuple[str, str, str]:
 
 
 def _line(parts: tuple[str, str, str]) -> str:
-    name, about, saved = parts
-    return name + (f"  ({about})" if about else "") + (f"  saved: {saved}" if saved else "")
+    """One line of the tree: the name first, then names and values, what it saved, and last where it was made
+    (the part a reader's eye looks for first is the part a line starts with)."""
+    title, about, saved = parts
+    name, bracket, where = title.partition(" [")
+    return (name + (f"  ({about})" if about else "") + (f"  saved: {saved}" if saved else "")
+            + (f"  [{where}" if bracket else ""))
 
 
 def _children(node: Any) -> list[Any]:
@@ -193,9 +197,11 @@ def tree(t: Any, names: Names) -> str:
         return "no graph: this tensor does not require grad (nothing was recorded)"
     lines: list[str] = []
     shown: set[int] = set()
-    stack: list[tuple[Any, str, str]] = [(root, "", "")]  # node, this line's prefix, its children's prefix
+    # node, this line's prefix, its children's prefix, where its parent was made: a node says where it was
+    # made only when that differs from its parent's statement (one statement's graph names it once, on top)
+    stack: list[tuple[Any, str, str, str | None]] = [(root, "", "", None)]
     while stack:
-        node, prefix, child_prefix = stack.pop()
+        node, prefix, child_prefix, parent_made = stack.pop()
         if len(lines) >= MAX_LINES:
             lines.append(f"... (the graph is larger; {MAX_LINES} lines shown)")
             break
@@ -204,7 +210,11 @@ def tree(t: Any, names: Names) -> str:
             lines.append(f"{prefix}{node.name()}  (shared: shown above)")
             continue
         shown.add(id(node))
-        lines.append(prefix + _line(label(node, names)))
+        title, about, saved = label(node, names)
+        made = title.partition(" [")[2] or None
+        if made is not None and made == parent_made:
+            title = node.name()
+        lines.append(prefix + _line((title, about, saved)))
         for i in range(len(kids) - 1, -1, -1):
             last = i == len(kids) - 1
             stack.append(
@@ -212,6 +222,7 @@ def tree(t: Any, names: Names) -> str:
                     kids[i],
                     child_prefix + ("└── " if last else "├── "),
                     child_prefix + ("    " if last else "│   "),
+                    made or parent_made,
                 )
             )
     return "\n".join(lines)
