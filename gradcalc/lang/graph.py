@@ -39,9 +39,15 @@ class Names:
         self.tensors: dict[int, Any] = {}  # id -> tensor: keeps what the ids refer to alive while in use
         self.outputs: dict[tuple[int, int], Any] = {}  # (id of node, output number) -> a tensor it made
         self.reprs: dict[tuple[Any, bytes], str] = {}
+        from .values import parameter_paths
+
         for name, value in workspace.items():
             if isinstance(value, tensor_type) and name not in skip:
                 self.add(value, name)
+        for name, value in workspace.items():  # a module's parameters by their path, after the plain names
+            if name not in skip:
+                for path, p in parameter_paths(name, value):
+                    self.add(p, path)
 
     def add(self, t: Any, name: str | None) -> None:
         """Bind `name` (None: only make `t`'s shape and value known) to tensor `t`."""

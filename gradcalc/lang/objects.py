@@ -411,3 +411,4 @@ def _register_calls() -> None:
 
 
 _register_calls()
+

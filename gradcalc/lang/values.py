@@ -112,6 +112,23 @@ def surface_of(o: Any) -> Any:
     return find(o)
 
 
+def parameter_paths(name: str, value: Any) -> list[tuple[str, Any]]:
+    """The parameters of a module bound to workspace name `name`, each with the language's way to reach it
+    (`net[0].weight`, `lin.bias`): how `graph` and `explain` name them. Empty for any other value."""
+    if "gradcalc.nn" not in sys.modules:
+        return []
+    module_type = sys.modules["gradcalc.nn"].Module
+    if not isinstance(value, module_type):
+        return []
+    out: list[tuple[str, Any]] = []
+    for dotted, p in value.named_parameters():
+        path = name
+        for part in dotted.split("."):
+            path += f"[{part}]" if part.isdigit() else f".{part}"
+        out.append((path, p))
+    return out
+
+
 def _located(exc: GradcalcError, loc: Loc) -> GradcalcError:
     if exc.loc is None:
         exc.loc = loc

@@ -317,3 +317,13 @@ def test_a_custom_functions_saved_tensors_by_position_and_freed_as_pytorch_frees
     lines = out(script).splitlines()
     assert lines[0].endswith("saved: saved_tensors[0] = x  [line 8: y = myrelu(x)]")
     assert lines[2].endswith("saved: saved_tensors (freed)  [line 8: y = myrelu(x)]")
+
+
+def test_a_modules_parameters_are_named_by_their_path_in_graph_and_explain() -> None:
+    text = out(
+        "seed 0\nnet = Sequential(Linear(1, 2), Tanh(), Linear(2, 1))\nloss = net([[0.5]]).sum()\n"
+        "graph loss\nexplain backward loss\n"
+    )
+    for path, shape in (("net[0].weight", "(2, 1)"), ("net[0].bias", "(2,)"), ("net[2].weight", "(1, 2)")):
+        assert f"({path}: leaf, shape {shape}" in text  # graph's leaf label
+        assert f"to {path}: " in text and f"{path}.grad None -> " in text  # explain's edge and .grad

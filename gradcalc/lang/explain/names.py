@@ -12,6 +12,7 @@ class Names:
 
     def __init__(self, frame: Any) -> None:
         from ..runtime import ENGINE
+        from ..values import parameter_paths
 
         Tensor = ENGINE.Tensor
         self.tensors: dict[int, list[str]] = {}  # id(tensor) -> names
@@ -19,21 +20,28 @@ class Names:
         self.counters: dict[int, list[tuple[str, Any]]] = {}  # id(version counter) -> (name, tensor)
         self._keep: list[Any] = []  # what the ids refer to stays alive while this object does
         seen: set[str] = set()
+        modules: list[tuple[str, Any]] = []
         f = frame
         while f is not None:
             for name, value in f.vars.items():
                 if name in seen or name in HIDDEN:
                     continue
                 seen.add(name)
-                if type(value) is not Tensor:
-                    continue
-                self._keep.append(value)
-                self.tensors.setdefault(id(value), []).append(name)
-                if value.grad_fn is not None:
-                    self.outputs.setdefault((id(value.grad_fn), value._output_nr), []).append(name)
-                if value._vc is not None:
-                    self.counters.setdefault(id(value._vc), []).append((name, value))
+                if type(value) is Tensor:
+                    self._bind(name, value)
+                else:  # a module's parameters by their path (`net[0].weight`)
+                    modules.extend(parameter_paths(name, value))
             f = f.parent
+        for path, p in modules:
+            self._bind(path, p)
+
+    def _bind(self, name: str, value: Any) -> None:
+        self._keep.append(value)
+        self.tensors.setdefault(id(value), []).append(name)
+        if value.grad_fn is not None:
+            self.outputs.setdefault((id(value.grad_fn), value._output_nr), []).append(name)
+        if value._vc is not None:
+            self.counters.setdefault(id(value._vc), []).append((name, value))
 
     def of(self, t: Any) -> list[str]:
         """The names bound to tensor `t`."""

@@ -221,8 +221,10 @@ class Narration:
         for kind, t, before, after in step.grads:
             label = self._tensor_label(t) or ("the leaf" if kind == "leaf" else "this tensor")
             note = "   (retain_grad)" if kind == "retained" else ""
-            lines.append(f"{pad}{(label + '.grad'):<{width}}{style.value(before, len(pad) + width)} -> "
-                         f"{style.value(after, len(pad) + width)}{note}")
+            head = f"{pad}{(label + '.grad'):<{width - 1}} "  # a long name still leaves a space
+            was = style.value(before, len(head))
+            now_at = len(head) + _visible(was.rsplit("\n", 1)[-1]) + 4 if "\n" not in was else len(head)
+            lines.append(f"{head}{was} -> {style.value(after, now_at)}{note}")
         for k, value in step.results:
             lines.append(f"{pad}{'returns':<{width}}{style.value(value, len(pad) + width)}   (grad()'s result "
                          f"for {style.name(self._input_label(k))})")
@@ -241,8 +243,9 @@ class Narration:
                     lines.append(f"{pad}{branch}{what}: skipped (does not require grad)")
                     continue
                 target = self._target(child, nrs[k], style)
-                shown = style.value(g, len(pad) + 3) if g is not None else "None (no gradient goes this way)"
-                lines.append(f"{pad}{branch}to {target}: {shown}")
+                head = f"{pad}{branch}to {target}: "
+                shown = style.value(g, _visible(head)) if g is not None else "None (no gradient goes this way)"
+                lines.append(head + shown)
         if post_hooks:
             lines.append(f"{pad}{'hooks':<{width}}" + ", ".join(_hook_text(h) for h in post_hooks))
         if run.freed:
@@ -319,3 +322,10 @@ def _hook_text(h: Any) -> str:
              "post_accumulate_grad": "post-accumulate hook"}
     text = f"{kinds.get(h.kind, h.kind)} {name}".strip()
     return text + (" (replaced the gradient)" if h.replaced else "")
+
+
+def _visible(text: str) -> int:
+    """The width of `text` on the screen: its length without colour codes (values under it line up)."""
+    import re
+
+    return len(re.sub(r"\x1b\[[0-9;]*m", "", text))
