@@ -80,6 +80,8 @@ PROGRAMS = {
     "clamp_max_method": lambda a, b, lib: a.clamp_max(0.3),
     "clamp_tensors": lambda a, b, lib: a.clamp(b * 0.5, b * 2),
     "minimum": lambda a, b, lib: lib.minimum(a, b),
+    "addmm": lambda a, b, lib: lib.addmm(b, lib.stack([a, b]), lib.stack([b, a])),
+    "linear": lambda a, b, lib: lib.nn.functional.linear(lib.stack([a, b]), lib.stack([b, a]), a),
     **{
         name: _method(name)
         for name in (
@@ -92,6 +94,7 @@ PROGRAMS = {
 NOT_KEPT = {
     ("PowBackward1", "result"), ("PowBackward2", "exponent"),
     *(("MmBackward0", n) for n in ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
+    *(("AddmmBackward0", n) for n in ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
 }
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor, is_parameter, mark_parameter
 from . import arithmetic as A
@@ -62,6 +63,8 @@ class AddmmBackward0(Node):
 
     __slots__ = ("in_shape", "column_major", "alpha", "beta")
     raw_ok = True
+    # PyTorch's names, in its pack order (mat2 is in mat1's formula first); its sym_sizes/strides are not kept
+    saved_names = {"mat2": SV.tensor(1), "mat1": SV.tensor(0), "alpha": SV.field("alpha"), "beta": SV.field("beta")}
 
     def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
         """beta * t_input + alpha * (t_mat1 @ mat2 + mat1 @ t_mat2) (the inputs, not what backward saved)."""
