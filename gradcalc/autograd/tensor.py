@@ -371,7 +371,7 @@ class DType:
             return self.np == other.np
         try:
             return self.np == np.dtype(other)  # type: ignore[arg-type]
-        except TypeError:
+        except (TypeError, ValueError):  # not a dtype, nor anything NumPy reads as one (a tensor, a tuple)
             return False
 
     def __hash__(self) -> int:

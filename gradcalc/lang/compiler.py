@@ -33,6 +33,7 @@ from .builtins import (
     check_size,
     describe,
 )
+from .calls import call_error
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
 from .failures import error_from, operator_error
 from .runtime import ENGINE as _T
@@ -195,7 +196,8 @@ class Compiler:
                 try:
                     o[i] = v
                 except Exception as exc:
-                    raise error_from(exc, loc) from None
+                    what = f"can't assign {describe(v)} into {describe(o)} at index {describe(i)}"
+                    raise error_from(exc, loc, what) from None
 
             return bind_item
         if isinstance(target, A.Attribute):
@@ -214,7 +216,7 @@ class Compiler:
                 try:
                     setattr(o, ATTRIBUTES[attr], v)
                 except Exception as exc:
-                    raise error_from(exc, loc) from None
+                    raise error_from(exc, loc, f"can't assign {describe(v)} to .{attr}") from None
 
             return bind_attr
         assert isinstance(target, A.TupleExpr)
@@ -480,7 +482,7 @@ class Compiler:
                     try:
                         result = getattr(o, target)()
                     except Exception as exc:
-                        raise error_from(exc, loc) from None
+                        raise error_from(call_error(b, exc, (), {}), loc) from None
                     if type(result) is Tensor and result.numel() > limits.max_elements:
                         check_size(result.numel(), f"x.{name}()")
                     return result
@@ -539,7 +541,7 @@ class Compiler:
                     raise GradcalcError(f"can't index {describe(o)}", loc) from None
                 raise GradcalcError(f"can't index {describe(o)} with {describe(i)}", loc) from None
             except Exception as exc:
-                raise error_from(exc, loc) from None
+                raise error_from(exc, loc, f"can't index {describe(o)} with {describe(i)}") from None
 
         return ev
 

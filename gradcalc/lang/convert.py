@@ -75,7 +75,10 @@ def as_tensor(value: Any) -> Any:
 
 
 def as_tensors(value: Any) -> Any:
-    if isinstance(value, (list, tuple)) and type(value) is not RawList:
+    """`L`: a tensor, or a list or tuple of them (a tuple stays a tuple: `hessian(f, (a, b))`)."""
+    if isinstance(value, tuple):
+        return tuple(as_tensor(v) for v in value)
+    if isinstance(value, list) and type(value) is not RawList:
         return [as_tensor(v) for v in value]
     return as_tensor(value)
 
@@ -151,10 +154,16 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 
 def describe(value: Any) -> str:
     """A value's kind in the language's words, for messages."""
+    from gradcalc.autograd.node import Node
+    from gradcalc.autograd.tensor import DType, Size
+
     from .builtins import Builtin
+    from .runtime import BoundMethod
 
     if isinstance(value, _Tensor()):
-        return f"a tensor of shape {tuple(value.shape)}"
+        dtype = value.dtype.name
+        kind = "a " if dtype == "float64" else f"{'an' if dtype[0] in 'aeiou' else 'a'} {dtype} "
+        return f"{kind}tensor of shape {tuple(value.shape)}"
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -163,14 +172,27 @@ def describe(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
+    if isinstance(value, Size):
+        return f"a shape {tuple(value)}"
     if isinstance(value, tuple):
         return "a tuple"
+    if isinstance(value, RawList):
+        return "a list of numbers"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, Node):
+        return f"a graph node <{value.name()}>"
+    if isinstance(value, DType):
+        return f"the dtype {value.name}"
+    if isinstance(value, range):
+        return "a range"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
+    if isinstance(value, BoundMethod):
+        return f"the method {value.builtin.name} of a tensor"
     if callable(value):
-        return "a function"
+        name = getattr(value, "name", None)
+        return f"the function {name}" if isinstance(name, str) else "a function"
     return "a value of another kind"
 
 
@@ -229,8 +251,9 @@ def size_of_product(args: tuple, kwargs: dict) -> int:
 def check_size(n: int, what: str) -> None:
     limit = LIMITS.max_elements
     if n > limit:
+        count = f"{n}" if n < 10**15 else f"about {float(n):.2e}"
         raise GradcalcError(
-            f"{what} would have {n} elements, more than the limit of {limit} (raise it with --max-elements)"
+            f"{what} would have {count} elements, more than the limit of {limit} (raise it with --max-elements)"
         )
 
 

@@ -151,9 +151,12 @@ class Session:
             raise
 
     def _execute(self, steps: list, keep_going: bool) -> bool:
+        from gradcalc.autograd.grad_mode import restore_state, save_state
+
         ok = True
         interp = self._interp
         top = interp.top
+        modes = save_state()  # between statements the modes are these: a failed statement leaves them so
         for _, step in steps:
             if self.quit_requested:
                 break
@@ -162,14 +165,17 @@ class Session:
             except QuitRequested:
                 break
             except Interrupted as exc:
+                restore_state(modes)
                 self._report_error(exc)
                 return False
             except GradcalcError as exc:
+                restore_state(modes)
                 self._report_error(exc)
                 ok = False
                 if not keep_going:
                     break
             except KeyboardInterrupt:  # Ctrl-C inside a statement: it changed nothing, the workspace stays
+                restore_state(modes)
                 self._report_error(Interrupted(self._current_loc()))
                 return False
             finally:

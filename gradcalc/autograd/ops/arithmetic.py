@@ -228,10 +228,29 @@ class SubBackward0(_Binary):
         return plus(ta, None if tb is None else (-tb if other is None else tb * -other))
 
 
+# PyTorch's messages for `-` of bool tensors (NumPy's name its own functions)
+_MASK_HINT = " If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+_BOOL_NEG = "Negation, the `-` operator, on a bool tensor is not supported." + _MASK_HINT
+_BOOL_SUB_ONE = "Subtraction, the `-` operator, with a bool tensor is not supported." + _MASK_HINT
+_BOOL_SUB = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+    "operator instead."
+)
+
+
+def _bool_error(a: Any, b: Any) -> RuntimeError:
+    both = type(a) is Tensor and type(b) is Tensor and a._data.dtype.kind == "b" and b._data.dtype.kind == "b"
+    return RuntimeError(_BOOL_SUB if both else _BOOL_SUB_ONE)
+
+
 def sub(a: Any, b: Any) -> Tensor:
     """a - b."""
     ad, bd = binary_operands(a, b)
-    return _binary(SubBackward0, a, b, ad - bd, None, None)
+    try:
+        data = ad - bd
+    except TypeError:  # bool operands
+        raise _bool_error(a, b) from None
+    return _binary(SubBackward0, a, b, data, None, None)
 
 
 def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
@@ -269,7 +288,11 @@ class RsubBackward1(_Binary):
 def rsub(a: Tensor, b: Any) -> Tensor:
     """b - a, for a number b (Python's `2 - x`)."""
     ad, bd = binary_operands(a, b)
-    return _binary(RsubBackward1, a, b, bd - ad, None, None)
+    try:
+        data = bd - ad
+    except TypeError:  # a bool tensor
+        raise _bool_error(a, b) from None
+    return _binary(RsubBackward1, a, b, data, None, None)
 
 
 # -- mul, div ---------------------------------------------------------------------------------------
@@ -381,7 +404,11 @@ class NegBackward0(Node):
 
 def neg(a: Tensor) -> Tensor:
     """-a."""
-    return result(-a._data, record(NegBackward0, a))
+    try:
+        data = -a._data
+    except TypeError:  # a bool tensor
+        raise RuntimeError(_BOOL_NEG) from None
+    return result(data, record(NegBackward0, a))
 
 
 # -- pow -----------------------------------------------------------------------------------------------

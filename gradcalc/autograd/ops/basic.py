@@ -87,6 +87,9 @@ def _reduce_bool(x: Tensor, how: Any, dim: Any, keepdim: bool) -> Tensor:
         if not -max(d.ndim, 1) <= a < max(d.ndim, 1):
             raise IndexError(f"dim {a} is out of range for a tensor of {d.ndim} dimensions")
     axes = tuple(a % max(d.ndim, 1) for a in axes) if d.ndim else ()
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
     return Tensor._make(np.asarray(how(d, axis=axes, keepdims=keepdim)), False, None)
 
 

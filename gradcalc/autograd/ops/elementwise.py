@@ -47,6 +47,8 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 
 
 def _sign(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "b":  # PyTorch's sign of a bool tensor is itself; NumPy has none
+        return a.copy()
     r = np.sign(a)
     if a.dtype.kind == "f":  # PyTorch's sign(nan) is 0, NumPy's is nan
         r = np.asarray(r)

@@ -150,16 +150,29 @@ def _unary_(name: str) -> Callable[[Tensor], Tensor]:
 
 
 def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None) -> Callable[..., Tensor]:
-    def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
-        if ufunc is not None and not args and not kwargs and _in_numpy(self, other):
-            check_inplace(self, name)
-            ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
-            version_of(self).value += 1
-            return self
-        return apply_inplace(self, lambda t: op(t, other, *args, **kwargs), name, other)
+    """`x.add_(other)` (and `alpha=` for add_ and sub_, as PyTorch's): the operation written into `x`."""
+    if op is A.add_scaled or op is A.sub_scaled:
+
+        def method(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+            if ufunc is not None and alpha == 1 and _in_numpy(self, other):
+                check_inplace(self, name)
+                ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
+                version_of(self).value += 1
+                return self
+            return apply_inplace(self, lambda t: op(t, other, alpha), name, other)
+
+    else:
+
+        def method(self: Tensor, other: Any) -> Tensor:  # type: ignore[misc]
+            if ufunc is not None and _in_numpy(self, other):
+                check_inplace(self, name)
+                ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
+                version_of(self).value += 1
+                return self
+            return apply_inplace(self, lambda t: op(t, other), name, other)
 
     method.__name__ = name
-    method.__doc__ = f"In-place {op.__name__}: writes the result into this tensor."
+    method.__doc__ = f"In-place {name.rstrip('_')}: writes the result into this tensor."
     return method
 
 

@@ -44,12 +44,15 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
     retain = True if st.retain_graph else None  # None: create_graph decides, as in PyTorch
     create = st.create_graph
     where = start_of(st.expr)
+    gradient_at = start_of(st.gradient) if st.gradient is not None else None
 
     def run(f: Frame) -> None:
         y = ev(f)
         if not isinstance(y, ENGINE.Tensor):
             raise GradcalcError(f"backward needs a tensor, not {describe(y)}", where)
         g = as_tensor(gradient(f)) if gradient is not None else None
+        if g is not None and not isinstance(g, ENGINE.Tensor):
+            raise GradcalcError(f"backward: the gradient must be a tensor, not {describe(g)}", gradient_at)
         y.backward(g, retain_graph=retain, create_graph=create)
 
     return run
