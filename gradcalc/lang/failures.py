@@ -90,27 +90,11 @@ def speaks_python(message: str) -> bool:
     return _PYTHON_WORDS.search(message) is not None or _PRIVATE.search(_QUOTED.sub("''", message)) is not None
 
 
-def broadcast_message(shapes: list[tuple[int, ...]]) -> str | None:
-    """PyTorch's message for shapes that do not broadcast together: the first pair that fails, at the
-    dimension (counted from the left of the longer shape) where their sizes differ."""
-    for i, a in enumerate(shapes):
-        for b in shapes[i + 1:]:
-            n = max(len(a), len(b))
-            for k in range(1, n + 1):
-                sa = a[-k] if k <= len(a) else 1
-                sb = b[-k] if k <= len(b) else 1
-                if sa != sb and sa != 1 and sb != 1:
-                    return (
-                        f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton "
-                        f"dimension {n - k}"
-                    )
-    return None
-
-
 def _numpy_broadcast(message: str) -> str | None:
     """NumPy's "operands could not be broadcast together with shapes (3,) (2,)" as PyTorch says it."""
     if not _BROADCAST.search(message):
         return None
+    from gradcalc.autograd.ops.core import broadcast_message
     text = message.split("[original->remapped]:")[-1]
     shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in _SHAPE.findall(text)]
     if "remapped" in message and len(shapes) == 2:  # a value written into a place of another shape

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
-from .failures import error_from
+from .failures import error_from, fallback, speaks_python
 from .interpreter import Interpreter, Unit
 from .keywords import KEYWORDS
 
@@ -311,6 +311,9 @@ class Session:
     ) -> None:
         """warnings.showwarning while running: the engine's warnings as ours, once per source line per run."""
         text = str(message)
+        if speaks_python(text):  # never expected (the engine's warnings are in our words): not shown as it is
+            fallback.note(text)
+            text = "this statement caused a warning that gradcalc can't put in the language's words"
         current = self._interp.current
         loc, unit = current if current is not None else (None, self._unit)
         key = (text, unit.filename if unit else "", loc.line if loc else 0)

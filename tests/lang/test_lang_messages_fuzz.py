@@ -15,7 +15,7 @@ Decisions written down here (and in docs/contributing.md): PyTorch's own message
 tensor a (3) must match ..."); PyTorch's saved-value names `_saved_self`, `_saved_other` are the only private
 names a message may show (they are the names PyTorch documents); "self" is never shown (a method's tensor is
 `x` in signatures, as `:help` prints them); "keyword argument"/"positional argument" are Python's phrasing and
-never shown: a call names its parameters ("sum has no parameter 'foo'").
+never shown: a call names its parameters ("sum does not take an argument 'foo'").
 """
 
 from __future__ import annotations
@@ -25,13 +25,10 @@ import random
 import re
 import time
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
+from gclang_testing import modes_changed, snapshot
 
-import gradcalc
-from gradcalc.autograd import grad_mode
-from gradcalc.autograd.node import FREED
 from gradcalc.lang import Session
 from gradcalc.lang.builtins import ATTRIBUTES, FUNCTIONS, METHODS
 from gradcalc.lang.failures import fallback
@@ -192,51 +189,6 @@ def others(rng: random.Random, count: int) -> Iterator[str]:
             yield f"{p}({q})"
 
 
-# -- what a statement could change ------------------------------------------------------------------------
-
-
-def _nodes(t: Any, seen: dict[int, Any]) -> None:
-    stack = [t.grad_fn] if t.grad_fn is not None else []
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen[id(node)] = node
-        stack.extend(c for c in node._next if c is not None)
-
-
-def snapshot(s: Session) -> dict[str, Any]:
-    """Workspace names -> identity and contents; .grad, version, requires_grad, retains_grad; whether each
-    graph node's saved values are still there."""
-    shot: dict[str, Any] = {}
-    nodes: dict[int, Any] = {}
-    for name, v in s.workspace.items():
-        if isinstance(v, gradcalc.Tensor):
-            g = v._grad
-            shot[name] = (
-                id(v), v._data.dtype.str, v._data.shape, v._data.tobytes(), v.requires_grad, id(v.grad_fn),
-                None if v.is_inference() else v.version, v.retains_grad,
-                None if g is None else (id(g), g._data.tobytes(), None if g.is_inference() else g.version),
-            )
-            _nodes(v, nodes)
-        else:
-            shot[name] = id(v)
-    shot[" saved"] = {k: n._saved is FREED for k, n in nodes.items()}
-    return shot
-
-
-def modes_changed() -> str | None:
-    state = grad_mode.state
-    now = (gradcalc.is_grad_enabled(), gradcalc.is_inference_mode_enabled(), gradcalc.is_anomaly_enabled(),
-           state.releasing, state.wanted)
-    if now != (True, False, False, False, None):
-        # put them back so that one failure does not cascade into every later statement
-        state.grad_enabled, state.inference, state.inference_grad, state.anomaly = True, False, False, False
-        state.releasing, state.wanted = False, None
-        return f"modes after the statement: grad, inference, anomaly, releasing, wanted = {now}"
-    return None
-
-
 # -- running ------------------------------------------------------------------------------------------
 
 
@@ -364,7 +316,7 @@ def test_python_words_are_recognized(message: str) -> None:
     [
         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 0",
         "norm: argument 'x' must be a tensor, not none. norm(x, p='fro', dim=none, keepdim=false, dtype=none)",
-        "sum has no parameter 'foo'. sum(x, dim=, keepdim=false, dtype=none)",
+        "sum does not take an argument 'foo'. sum(x, dim=, keepdim=false, dtype=none)",
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
         "[torch.DoubleTensor [3]], which is output 0 of MulBackward0, is at version 1; expected version 0",
         "the values _saved_self of MulBackward0 were freed",

@@ -26,7 +26,7 @@ from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
 from . import reductions as R
-from .core import needs, record, result
+from .core import broadcast_message, needs, record, result
 
 
 def check_inplace(t: Tensor, what: str) -> None:
@@ -253,7 +253,14 @@ def copy_(self: Tensor, src: Any) -> Tensor:
         node = record(CopyBackwards, t, s)
         if node is not None:
             node.src_shape = s._data.shape
-        data = np.array(np.broadcast_to(s._data, t._data.shape), dtype=t._data.dtype)
+        try:
+            data = np.array(np.broadcast_to(s._data, t._data.shape), dtype=t._data.dtype)
+        except ValueError:  # NumPy's words for it speak of "remapped shapes": PyTorch's
+            message = broadcast_message([t._data.shape, s._data.shape]) or (
+                f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(t._data.shape, s._data.shape))}"
+            )
+            raise RuntimeError(message) from None
         return result(data, node)
 
     return apply_inplace(self, compute, "copy_", src)
