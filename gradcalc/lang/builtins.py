@@ -285,9 +285,12 @@ def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> s
             continue
         elif p.default is inspect.Parameter.empty:
             parts.append(p.name)
-        else:
-            shown = p.default if p.default is None or isinstance(p.default, (bool, int, float, str)) else ""
-            parts.append(f"{p.name}={_shown(shown)}")
+        elif p.default is None or isinstance(p.default, (bool, int, float, str)):
+            parts.append(f"{p.name}={_shown(p.default)}")
+        else:  # a sentinel or a tuple: its repr when that reads as a value of the language (`dim=none`)
+            text = repr(p.default)
+            text = {"None": "none", "True": "true", "False": "false"}.get(text, text)
+            parts.append(f"{p.name}={text if len(text) <= 12 and '<' not in text else ''}")
     return f"{'x.' if method else ''}{name}({', '.join(parts)})"
 
 

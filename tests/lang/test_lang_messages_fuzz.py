@@ -42,7 +42,7 @@ BATCH = 60  # statements run in one session before a fresh one (failed statement
 # Words that belong to Python's or NumPy's insides, never to a gradcalc message.
 PYTHON_WORDS = re.compile(
     r"""
-      NoneType | \bobject\b | positional\ argument | keyword\ argument | unexpected\ keyword
+      NoneType | \bobject\b | positional\ argument | keyword\ argument
     | <lambda> | <locals> | \ at\ 0x | <built-in\ method | <bound | <class
     | ndarray | numpy | \bnp\. | _data\b | operands\ could\ not\ be\ broadcast
     | (?<![.\w])(?:int|float)\(\) | argument\ must\ be | __\w+__ | Traceback
@@ -185,6 +185,9 @@ def others(rng: random.Random, count: int) -> Iterator[str]:
             yield rng.choice([f"grad({p}, {q})", f"grad(y, {q}, retain_graph={r})", f"grad({p}, [v, u])",
                               f"y.backward({q}, {r})", f"v.backward({q})", f"jacobian({p}, {q})",
                               f"hessian(f, {q})", f"gradcheck({p}, {q})"])
+        elif rng.random() < 0.15:  # a plot samples its expression many times: a few of them
+            order = rng.choice(["", " order 1", " order 5", f" order {r}"])
+            yield f"plot {rng.choice([p, 'sin(t)', f't * {p}', f'{p}(t)'])} for t in [{q}, {r}]{order}"
         else:
             yield f"{p}({q})"
 
@@ -316,7 +319,7 @@ def test_python_words_are_recognized(message: str) -> None:
     [
         "The size of tensor a (3) must match the size of tensor b (2) at non-singleton dimension 0",
         "norm: argument 'x' must be a tensor, not none. norm(x, p='fro', dim=none, keepdim=false, dtype=none)",
-        "sum does not take an argument 'foo'. sum(x, dim=, keepdim=false, dtype=none)",
+        "sum does not take an argument 'foo'. sum(x, dim=none, keepdim=false, dtype=none)",
         "one of the variables needed for gradient computation has been modified by an inplace operation: "
         "[torch.DoubleTensor [3]], which is output 0 of MulBackward0, is at version 1; expected version 0",
         "the values _saved_self of MulBackward0 were freed",
