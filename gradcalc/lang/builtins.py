@@ -287,10 +287,8 @@ def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> s
             parts.append(p.name)
         elif p.default is None or isinstance(p.default, (bool, int, float, str)):
             parts.append(f"{p.name}={_shown(p.default)}")
-        else:  # a sentinel or a tuple: its repr when that reads as a value of the language (`dim=none`)
-            text = repr(p.default)
-            text = {"None": "none", "True": "true", "False": "false"}.get(text, text)
-            parts.append(f"{p.name}={text if len(text) <= 12 and '<' not in text else ''}")
+        else:  # a sentinel that stands for none (`sum(x, dim=none)`), or a default not to spell out
+            parts.append(f"{p.name}={'none' if repr(p.default) == 'None' else ''}")
     return f"{'x.' if method else ''}{name}({', '.join(parts)})"
 
 
