@@ -2,6 +2,7 @@
 
     python bench/engine.py [--quick] [--only scalar,big,mlp,deep,second,pinn]
     python bench/engine.py --only jac,fwd,persample     (the function transforms and forward mode)
+    python bench/engine.py --before HEAD~3              (a column of gradcalc at an earlier commit)
 
 Each benchmark is written once against the PyTorch API and run on gradcalc (`import gradcalc as torch`)
 and on PyTorch CPU, beside a hand-written NumPy forward+backward: the limit for an engine on NumPy.
@@ -339,7 +340,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
     parser.add_argument("--only", default="scalar,big,mlp,deep,second,pinn", help="comma-separated subset")
+    parser.add_argument("--before", metavar="REF", help="also time gradcalc at this earlier commit")
     parser.add_argument("--engine", choices=("gradcalc", "torch"), default="gradcalc", help=argparse.SUPPRESS)
+    parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)  # whose gradcalc to time
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)  # figures only, as JSON
     args = parser.parse_args()
     args.only = set(args.only.split(","))
     sz = sizes(args.quick)
@@ -354,12 +358,21 @@ def main() -> None:
         print(json.dumps(run_engine(torch, args.only, sz)))
         return
 
-    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, args.root)
     import gradcalc
 
     ours = run_engine(gradcalc, args.only, sz)
+    if args.json:  # the child of --before
+        print(json.dumps(ours))
+        return
     theirs = torch_figures(args) or {}
-    rows = table(ours, theirs, args.only, sz)
+    before = None
+    if args.before:
+        from before import figures
+
+        child = ["--only", ",".join(sorted(args.only))] + (["--quick"] if args.quick else [])
+        before = figures(Path(__file__), args.before, child)
+    rows = table(ours, theirs, args.only, sz, before)
     print(f"gradcalc {gradcalc.__version__}, numpy {np.__version__}, "
           f"torch {'measured in a child process' if theirs else 'absent'}; best of {sz['repeat']}")
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
@@ -367,7 +380,9 @@ def main() -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
-def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any]) -> list[tuple[str, ...]]:
+def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any],
+          before: dict | None = None) -> list[tuple[str, ...]]:
+    """The printed rows; with `before` (figures of an earlier commit) a column of them and their ratio."""
     rows: list[tuple[str, ...]] = [("benchmark", "gradcalc", "torch", "numpy by hand", "ratio", "target")]
 
     def add(name: str, key: str, field: str, unit: str, np_value: float | None, target: str, vs: str) -> None:
@@ -377,6 +392,9 @@ def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any]) -> list[
         ratio = f"{o / ref:.2f}× {vs}" if ref else "n/a"
         rows.append((name, f"{o:.4g} {unit}", f"{t:.4g} {unit}" if t else "-",
                      f"{np_value:.4g} {unit}" if np_value else "-", ratio, target))
+        if before is not None:
+            b = before.get(key, {}).get(field)
+            rows[-1] += (f"{b:.4g} {unit}" if b else "-", f"{o / b:.2f}×" if b else "n/a")
 
     r = sz["repeat"]
     if "scalar" in only:
@@ -424,6 +442,9 @@ def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any]) -> list[
         add("per-sample grads, MLP ×64", "persample", "time", "ms", None, "(report)", "torch")
     if "pinn" in only:
         add("PINN step 1-32-32-1, 256 pts", "pinn", "step", "ms/step", None, "≤ 1.0× torch", "torch")
+    if before is not None:  # the rows without a figure of the earlier commit (memory) get dashes
+        rows[0] += ("before", "now / before")
+        rows[1:] = [r if len(r) == 8 else r + ("-", "") for r in rows[1:]]
     return rows
 
 

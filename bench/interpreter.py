@@ -1,6 +1,6 @@
 """Language benchmarks, printed side by side with their references in one run.
 
-    python bench/interpreter.py [--quick]
+    python bench/interpreter.py [--quick] [--before REF]
 
 1. A gradient-descent script (a 5-line loop body: loss, backward, a `with no_grad:` update, zero_grad) run by
    the interpreter, against the same loop written in Python on the engine. Target: at most 1.3 times.
@@ -21,6 +21,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # o
 
 import argparse  # noqa: E402
 import io  # noqa: E402
+import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -122,9 +123,14 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="fewer iterations and repeats")
+    parser.add_argument("--before", metavar="REF", help="also time the loops on gradcalc at this earlier commit")
+    parser.add_argument("--root", help=argparse.SUPPRESS)  # whose gradcalc to time (the child of --before)
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     n = 2000 if args.quick else 10_000
     repeat = 2 if args.quick else 5
+    if args.root:
+        sys.path.insert(0, args.root)
 
     # warm both (imports, the parser's cache) before timing
     gradient_descent_python(10)
@@ -136,10 +142,20 @@ def main() -> None:
         t_py = min(t_py, best(lambda: gradient_descent_python(n), 1))
         t_lang = min(t_lang, best(lambda: gradient_descent_language(n), 1))
     assert abs(gradient_descent_python(50) - gradient_descent_language(50)) < 1e-12
+    if args.json:
+        print(json.dumps({"gd_python": t_py, "gd_language": t_lang}))
+        return
     print(f"gradient descent, {n} iterations of a 5-line body")
     print(f"  Python on the engine   {t_py:8.3f} s   ({t_py / n * 1e6:6.1f} µs per iteration)")
     print(f"  the interpreter        {t_lang:8.3f} s   ({t_lang / n * 1e6:6.1f} µs per iteration)")
     print(f"  ratio                  {t_lang / t_py:8.2f} x   (target <= 1.30)")
+    if args.before:
+        from before import figures
+
+        b = figures(Path(__file__), args.before, ["--quick"] if args.quick else [])
+        if b is not None:
+            print(f"  at {args.before}: Python {b['gd_python']:.3f} s, the interpreter {b['gd_language']:.3f} s"
+                  f"   (now / before: {t_py / b['gd_python']:.2f} x and {t_lang / b['gd_language']:.2f} x)")
 
     text = BLOCK * (10_000 // BLOCK.count("\n"))
     lines = text.count("\n")

@@ -12,7 +12,6 @@ cyclic garbage collector finds nothing to do, and a graph dies as soon as its ro
 from __future__ import annotations
 
 import threading
-import traceback
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -332,6 +331,8 @@ def traceback_of_forward() -> Any:
     described = getattr(_anomaly_context, "describe", None)
     if described is not None:
         return AnomalyTrace(described())
+    import traceback  # only anomaly mode from plain Python needs it: kept off the start-up path
+
     # the user's frames only: however deep inside the engine the node was made
     frames = [f for f in traceback.extract_stack() if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
     return AnomalyTrace("".join(traceback.format_list(frames[-4:])))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -185,6 +185,51 @@ def saved_mapping(node: Node) -> Mapping[str, Any]:
     for name, spec in type(node).saved_names.items():
         out[name] = FREED_VALUE if freed and spec.is_tensor else spec.read(node)
     return MappingProxyType(out)
+
+
+class SavedDetail(NamedTuple):
+    """One value a node saved, as a display (the language's `graph`) shows it: read without checks and
+    without running unpack hooks, so that showing a graph never fails nor runs user code."""
+
+    name: str  # PyTorch's name (`self`, `other`, `result`...), or `saved_tensors[i]` for a custom Function
+    value: Any  # the tensor as saved, a value that is not a tensor, None, or FREED_VALUE once freed
+    is_tensor: bool
+    saved_version: int | None  # the tensor's version when it was saved (None: not a tensor, freed, packed)
+    version: int | None  # the tensor's version now
+    packed: bool = False  # kept by saved_tensors_hooks: `value` is None (reading it runs the unpack hook)
+
+
+def details(node: Node) -> list[SavedDetail]:
+    """What `node` saved, by PyTorch's names, with the versions at saving and now (see SavedDetail)."""
+    saved = node._saved
+    freed = saved is _freed()
+    specs = type(node).saved_names
+    if not specs:  # a custom Function's node: its saved tensors by position (how many is lost once freed)
+        if freed:
+            return [SavedDetail("saved_tensors", FREED_VALUE, True, None, None)]
+        specs = {f"saved_tensors[{i}]": tensor(i) for i in range(len(saved) if saved else 0)}
+    out = []
+    for name, spec in specs.items():
+        if not spec.is_tensor:
+            out.append(SavedDetail(name, spec.read(node), False, None, None))
+            continue
+        if freed:
+            out.append(SavedDetail(name, FREED_VALUE, True, None, None))
+            continue
+        i = spec.index
+        raw = saved[i] if saved and i is not None and i < len(saved) else None
+        if raw is None:  # nothing saved there: a number operand, a constant, or None
+            out.append(SavedDetail(name, spec.read(node), True, None, None))
+            continue
+        versions = node._versions
+        then = (versions[i] if versions is not None else None) or 0
+        now = 0 if raw._vc is None else raw._vc.value
+        if type(raw) is Packed:
+            out.append(SavedDetail(name, None, True, then, now, packed=True))
+            continue
+        value = raw if type(raw) is _tensor_type() else raw.unpack(node)
+        out.append(SavedDetail(name, value, True, then, now))
+    return out
 
 
 def _freed() -> Any:

@@ -38,8 +38,9 @@ from .convert import (
 from .errors import GradcalcError
 
 __all__ = [
-    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_METHODS",
-    "SETTABLE", "Builtin", "RawList", "as_tensor", "check_size", "describe", "whole",
+    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_HOOK_METHODS",
+    "NODE_METHODS", "SETTABLE", "TENSOR_HOOK_METHODS", "Builtin", "RawList", "as_tensor", "check_size", "describe",
+    "whole",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -60,7 +61,9 @@ LANGUAGE_ONLY: dict[str, str] = {
 
 # Engine names that are not built-ins of the language (the language has a statement for it, or the value it
 # returns is not one of the language's).
-NOT_BUILT_INS = frozenset({"manual_seed", "numpy", "type", "output_nr", "register_hook"})
+NOT_BUILT_INS = frozenset(
+    {"manual_seed", "numpy", "type", "output_nr", "register_hook", "register_post_accumulate_grad_hook"}
+)
 
 # PyTorch's parameter names, and the kind of argument each takes (when the signature does not annotate it).
 PARAMETER_KINDS: dict[str, str] = {
@@ -106,9 +109,13 @@ FLOAT_DEFAULT = frozenset({"full", "arange"})
 # dtypes, usable as `dtype=` arguments and compared with `x.dtype`
 DTYPES = ("float32", "float64", "double", "int64", "long", "bool")
 
-# A grad_fn node's attributes and methods (`y.grad_fn.next_functions`, `y.grad_fn.name()`).
-NODE_ATTRIBUTES = ("next_functions", "variable")
-NODE_METHODS = ("name",)
+# A grad_fn node's attributes and methods (`y.grad_fn.next_functions`, `y.grad_fn.name()`); `saved` and the
+# hooks are the language's own values (lang/saved.py, lang/hooks.py).
+NODE_ATTRIBUTES = ("next_functions", "variable", "saved")
+NODE_METHODS = ("name", "register_hook", "register_prehook")
+# Methods that register a hook written in the language (lang/hooks.py), not derived from the engine's tables.
+TENSOR_HOOK_METHODS = ("register_hook", "register_post_accumulate_grad_hook")
+NODE_HOOK_METHODS = ("register_hook", "register_prehook")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -193,6 +193,9 @@ def describe(value: Any) -> str:
     if callable(value):
         name = getattr(value, "name", None)
         return f"the function {name}" if isinstance(name, str) else "a function"
+    described = getattr(type(value), "described_as", None)  # the language's own values (a hook handle...)
+    if isinstance(described, str):
+        return described
     return "a value of another kind"
 
 

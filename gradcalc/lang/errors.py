@@ -6,6 +6,7 @@ warnings) as `FILE:LINE:COL: error: MESSAGE`, then the source line and a caret u
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -100,3 +101,10 @@ def _clipped(text: str, column: int) -> tuple[str, int]:
     head = "..." if start > 0 else ""
     tail = "..." if end < len(text) else ""
     return head + text[start:end] + tail, column - start + len(head)
+
+
+def close_matches(word: str, possibilities: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
+    """difflib's close matches, imported only when a name is misspelt (kept off the start-up path)."""
+    import difflib
+
+    return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

@@ -1,16 +1,84 @@
 """The `graph` statement: a tensor's backward graph as a tree of grad_fn nodes, or as Graphviz DOT.
 
-Walks `grad_fn.next_functions` down to the leaves' `AccumulateGrad` nodes with an explicit stack (a
-chain of a million operations prints without recursion). A node reached a second time (a shared
-subgraph) is printed once and then referred to, so the output grows with the graph, not with its paths.
+Each node is labelled with what the workspace knows of it: every workspace name bound to its output (a
+leaf's AccumulateGrad with every name bound to the leaf), the output's shape and, for at most `SMALL`
+elements, its value; a leaf (and a non-leaf that retains its gradient) its `.grad`. Then what the node
+saved for backward, by PyTorch's names (`self`, `other`, `result`, `exponent`...): a workspace tensor by
+its name, else its value or shape; `freed` once a backward without retain_graph released it; both
+versions when the tensor was changed in place after it was saved.
+
+Walks `next_functions` down to the leaves with an explicit stack (a chain of a million operations prints
+without recursion). A node reached a second time (a shared subgraph) is printed once and then referred
+to, so the output grows with the graph, not with its paths; the tree stops after MAX_LINES lines.
 """
 
 from __future__ import annotations
 
+import re
 import weakref
+from collections.abc import Iterable
 from typing import Any
 
+from gradcalc.autograd.printing import tensor_repr
+from gradcalc.autograd.saved import FREED_VALUE, details
+
+from .errors import GradcalcError
+from .render import torch_repr
+
 MAX_LINES = 2000
+SMALL = 6  # a tensor of at most this many elements shows its value
+
+
+class Names:
+    """The workspace's names of tensors: of leaves by the tensor, of computed tensors by (node, output)."""
+
+    def __init__(self, workspace: dict[str, Any], tensor_type: type, hidden: Iterable[str] = ()) -> None:
+        skip = {"_", "ans", *hidden}
+        self.of_tensor: dict[int, list[str]] = {}
+        self.of_output: dict[int, dict[int, list[str]]] = {}
+        self.tensors: dict[int, Any] = {}  # id -> tensor: keeps what the ids refer to alive while in use
+        self.outputs: dict[tuple[int, int], Any] = {}  # (id of node, output number) -> a tensor it made
+        self.reprs: dict[tuple[Any, bytes], str] = {}
+        for name, value in workspace.items():
+            if isinstance(value, tensor_type) and name not in skip:
+                self.add(value, name)
+
+    def add(self, t: Any, name: str | None) -> None:
+        """Bind `name` (None: only make `t`'s shape and value known) to tensor `t`."""
+        self.tensors.setdefault(id(t), t)
+        names = self.of_tensor.setdefault(id(t), [])
+        if name is not None and name not in names:
+            names.append(name)
+        node = t.grad_fn
+        if node is not None:
+            outputs = self.of_output.setdefault(id(node), {})
+            nr = t.output_nr
+            if nr not in outputs:
+                outputs[nr] = []
+                self.outputs[(id(node), nr)] = t
+            if name is not None and name not in outputs[nr]:
+                outputs[nr].append(name)
+
+    def value(self, t: Any) -> str:
+        """`compact(t)`, remembered for equal 0-d values: a chain of a million `y * 2` formats `2` once."""
+        if t.ndim:
+            return compact(t)
+        key = (t.dtype, t.detach().numpy().tobytes())
+        text = self.reprs.get(key)
+        if text is None:
+            text = self.reprs[key] = compact(t)
+        return text
+
+    def name_of(self, t: Any) -> str | None:
+        """One name for a saved tensor: its own, or (for a node's saved output) its output's."""
+        names = self.of_tensor.get(id(t))
+        if names:
+            return names[0]
+        if t.grad_fn is not None:
+            names = self.of_output.get(id(t.grad_fn), {}).get(t.output_nr)
+            if names:
+                return names[0]
+        return None
 
 
 def _leaf_of(node: Any) -> Any:
@@ -23,41 +91,105 @@ def _shape(t: Any) -> str:
     return "(" + ", ".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
 
 
-def _label(node: Any, names: dict[int, str]) -> str:
-    """A node's line: its name, the workspace variable it produces, or the leaf it accumulates into."""
-    name = node.name()
+def compact(t: Any, full: bool = False) -> str:
+    """A tensor's repr on one line (`tensor([[1., 2.], [3., 4.]])`); `full` keeps requires_grad/grad_fn."""
+    grad_fn = t.grad_fn.name() if full and t.grad_fn is not None else None
+    text = tensor_repr(
+        t.detach().numpy(), requires_grad=full and t.requires_grad, grad_fn=grad_fn, dtype_prefix=""
+    )
+    return re.sub(r"\n\s*", " ", text)
+
+
+def _grad_text(t: Any) -> str:
+    g = t.grad
+    if g is None:
+        return "grad None"
+    if g.numel() <= SMALL:
+        return "grad " + compact(g, full=True)
+    return f"grad (a tensor of {g.numel()} elements)"
+
+
+def _about(t: Any, names: list[str], leaf: bool, output: int | None = None) -> str:
+    """`y: shape (2,), value tensor([1., 2.])`: what is known of one tensor."""
+    parts = []
+    if output is not None:
+        parts.append(f"output {output}")
+    if leaf:
+        parts.append("leaf")
+    parts.append(f"shape {_shape(t)}")
+    if t.numel() <= SMALL:
+        parts.append("value " + compact(t))
+    if leaf or t.retains_grad:
+        parts.append(_grad_text(t))
+    text = ", ".join(parts)
+    return f"{', '.join(names)}: {text}" if names else text
+
+
+def _saved_text(node: Any, names: Names) -> str:
+    """`self = x, exponent = 2.0`: what the node saved for backward."""
+    items = []
+    for d in details(node):
+        if not d.is_tensor:
+            items.append(f"{d.name} = {torch_repr(d.value)}")
+        elif d.value is FREED_VALUE:
+            items.append(f"{d.name} (freed)")
+        elif d.packed:
+            items.append(f"{d.name} (packed by saved_tensors_hooks)")
+        elif d.value is None:
+            items.append(f"{d.name} = None")
+        else:
+            t = d.value
+            outputs = names.of_output.get(id(node), {})
+            # PyTorch's `result` is the node's own output: named as it is (gradcalc may keep a copy of it)
+            who = names.name_of(t) if d.name != "result" or not outputs.get(0) else outputs[0][0]
+            shown = who or (names.value(t) if t.numel() <= SMALL else f"a tensor of shape {_shape(t)}")
+            if d.saved_version is not None and d.version != d.saved_version:
+                shown += f" (version {d.saved_version} when saved, now {d.version})"
+            items.append(f"{d.name} = {shown}")
+    return ", ".join(items)
+
+
+def _title(node: Any) -> str:
+    """The node's name, and where the front end made it (`MulBackward0 [line 3: y = a * b]`) when known."""
+    origin = getattr(node, "origin", None)
+    if origin is None:
+        return node.name()
+    return f"{node.name()} [{' '.join(str(origin).split())}]"
+
+
+def label(node: Any, names: Names) -> tuple[str, str, str]:
+    """(the node's name and origin, what is known of its output(s), what it saved): one node's label."""
     leaf = _leaf_of(node)
-    if leaf is not None:
-        who = names.get(id(leaf))
-        return f"{name}  ({who + ': ' if who else ''}leaf, shape {_shape(leaf)})"
-    who = names.get(id(node))
-    return f"{name}  ({who})" if who else name
+    if leaf is not None:  # made on first use by whichever statement: no origin of its own
+        title, about = node.name(), _about(leaf, names.of_tensor.get(id(leaf), []), True)
+    else:
+        title = _title(node)
+        outputs = names.of_output.get(id(node), {})
+        several = node.num_outputs > 1
+        about = "; ".join(
+            _about(names.outputs[(id(node), nr)], who, False, nr if several else None)
+            for nr, who in sorted(outputs.items())
+        )
+    return title, about, _saved_text(node, names)
+
+
+def _line(parts: tuple[str, str, str]) -> str:
+    name, about, saved = parts
+    return name + (f"  ({about})" if about else "") + (f"  saved: {saved}" if saved else "")
 
 
 def _children(node: Any) -> list[Any]:
     return [n for n, _ in getattr(node, "next_functions", ()) if n is not None]
 
 
-def node_names(workspace: dict[str, Any], tensor_type: type) -> dict[int, str]:
-    """Workspace names of tensors (for leaves) and of their grad_fn nodes (for computed tensors)."""
-    names: dict[int, str] = {}
-    for name, value in workspace.items():
-        if isinstance(value, tensor_type) and name not in ("_", "ans"):
-            names.setdefault(id(value), name)
-            if value.grad_fn is not None:
-                names.setdefault(id(value.grad_fn), name)
-    return names
-
-
-def tree(t: Any, names: dict[int, str]) -> str:
+def tree(t: Any, names: Names) -> str:
     """The graph below tensor `t` as an indented tree."""
+    names.add(t, None)
     root = t.grad_fn
     if root is None:
         if t.requires_grad:
-            return (
-                f"AccumulateGrad  ({names.get(id(t), 'a') + ': ' if id(t) in names else ''}leaf, shape "
-                f"{_shape(t)}): a leaf; backward accumulates into its .grad"
-            )
+            about = _about(t, names.of_tensor.get(id(t), []), True)
+            return f"AccumulateGrad  ({about}): a leaf; backward accumulates into its .grad"
         return "no graph: this tensor does not require grad (nothing was recorded)"
     lines: list[str] = []
     shown: set[int] = set()
@@ -72,7 +204,7 @@ def tree(t: Any, names: dict[int, str]) -> str:
             lines.append(f"{prefix}{node.name()}  (shared: shown above)")
             continue
         shown.add(id(node))
-        lines.append(prefix + _label(node, names))
+        lines.append(prefix + _line(label(node, names)))
         for i in range(len(kids) - 1, -1, -1):
             last = i == len(kids) - 1
             stack.append(
@@ -85,17 +217,20 @@ def tree(t: Any, names: dict[int, str]) -> str:
     return "\n".join(lines)
 
 
-def dot(t: Any, names: dict[int, str], title: str = "graph") -> str:
-    """The graph below `t` in Graphviz DOT: an edge from each node to where its gradient goes next."""
+def dot(t: Any, names: Names, title: str = "graph") -> str:
+    """The graph below `t` in Graphviz DOT, with the tree's labels: an edge from each node to where its
+    gradient goes next."""
+    names.add(t, None)
     out = [f"digraph {_quote(title)} {{", '  node [shape=box, fontname="monospace"];']
     root = t.grad_fn
     if root is None:
-        out.append(f"  n0 [label={_quote(_label_for_tensor(t, names))}, style=filled, fillcolor=lightblue];")
+        about = _about(t, names.of_tensor.get(id(t), []), t.requires_grad)
+        title_line = "AccumulateGrad" if t.requires_grad else "no graph (does not require grad)"
+        out.append(f"  n0 [label={_label_text((title_line, about, ''))}, style=filled, fillcolor=lightblue];")
         out.append("}")
         return "\n".join(out) + "\n"
-    ids: dict[int, int] = {}
+    ids: dict[int, int] = {id(root): 0}
     stack = [root]
-    ids[id(root)] = 0
     edges: list[tuple[int, int]] = []
     nodes: list[tuple[int, Any]] = [(0, root)]
     while stack:
@@ -108,16 +243,74 @@ def dot(t: Any, names: dict[int, str], title: str = "graph") -> str:
             edges.append((ids[id(node)], ids[id(kid)]))
     for k, node in nodes:
         style = ", style=filled, fillcolor=lightblue" if _leaf_of(node) is not None else ""
-        out.append(f"  n{k} [label={_quote(_label(node, names))}{style}];")
+        out.append(f"  n{k} [label={_label_text(label(node, names))}{style}];")
     for a, b in edges:
         out.append(f"  n{a} -> n{b};")
     out.append("}")
     return "\n".join(out) + "\n"
 
 
-def _label_for_tensor(t: Any, names: dict[int, str]) -> str:
-    return f"{names.get(id(t), 'tensor')}: shape {_shape(t)}"
+def _label_text(parts: tuple[str, str, str]) -> str:
+    """A DOT label: the node's name, what is known of its output, and what it saved, one per line."""
+    name, about, saved = parts
+    lines = [name] + ([about] if about else []) + ([f"saved: {saved}"] if saved else [])
+    return '"' + "\\n".join(_escape(line) for line in lines) + '"'
+
+
+def _escape(text: str) -> str:
+    # a backslash first: then `\N`, `\G`, `\l`... in a value can't become Graphviz's escapes
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + _escape(text) + '"'
+
+
+# -- files -------------------------------------------------------------------------------------------------
+FORMATS = (".dot", ".svg", ".png")
+INSTALL = (
+    "install Graphviz (Debian/Ubuntu: apt install graphviz; macOS: brew install graphviz; Windows: "
+    "winget install graphviz; or see https://graphviz.org/download/), or write DOT instead: "
+)
+
+
+def save(text: str, path: str) -> None:
+    """Write DOT `text` to `path`, as DOT (`.dot`) or drawn by Graphviz's `dot` program (`.svg`, `.png`).
+    Nothing is written when anything fails."""
+    import os
+
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in FORMATS:
+        raise GradcalcError(
+            f"graph ... to \"{path}\": the file name must end in .dot (Graphviz's text), .svg or .png "
+            "(drawn by Graphviz)"
+        )
+    data = text.encode("utf-8") if suffix == ".dot" else _draw(text, suffix[1:], path)
+    try:
+        with open(os.path.expanduser(path), "wb") as handle:
+            handle.write(data)
+    except OSError as exc:
+        raise GradcalcError(f"can't write {path}: {exc.strerror or exc}") from None
+
+
+def _draw(text: str, fmt: str, path: str) -> bytes:
+    """The graph drawn by `dot -T<fmt>`; an error when Graphviz is not installed or fails."""
+    import os
+    import shutil
+    import subprocess
+
+    program = shutil.which("dot")
+    if program is None:
+        as_dot = os.path.splitext(path)[0] + ".dot"
+        raise GradcalcError(
+            f"can't draw {path}: Graphviz's `dot` program was not found; {INSTALL}graph ... to \"{as_dot}\""
+        )
+    try:
+        done = subprocess.run([program, f"-T{fmt}"], input=text.encode("utf-8"), capture_output=True)
+    except OSError as exc:
+        raise GradcalcError(f"can't draw {path}: Graphviz's `dot` could not run ({exc.strerror or exc})") from None
+    if done.returncode != 0 or not done.stdout:
+        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        detail = f": {reason[0]}" if reason else ""
+        raise GradcalcError(f"can't draw {path}: Graphviz's `dot` failed{detail}")
+    return done.stdout

@@ -81,8 +81,33 @@ def f(a, b=2):     a function; its body has local variables and sees the workspa
     return a * sin(b)
 Recursion works up to a depth limit. Expression statements inside print, as in bc.""",
     "graph": """\
-graph y            print y's backward graph: grad_fn nodes down to the leaves' AccumulateGrad
-graph y to "y.dot" write it as Graphviz DOT (render with: dot -Tpng y.dot -o y.png)""",
+graph y            print y's backward graph: grad_fn nodes down to the leaves' AccumulateGrad. Each node
+                   shows the workspace names of its output (all of them), its shape and, up to 6 elements,
+                   its value; a leaf also its .grad. Then what the node saved for backward, by PyTorch's
+                   names (self, other, result, exponent...): `freed` after a backward without
+                   retain_graph, and both versions when the tensor was changed in place since.
+  AddBackward0  (y: shape (), value tensor(9.1411))  saved: alpha = 1
+  ├── PowBackward0  saved: self = x, exponent = 2
+  │   └── AccumulateGrad  (x: leaf, shape (), value tensor(3.), grad None)
+graph y to "y.dot" write it as Graphviz DOT, with the same labels
+graph y to "y.svg" draw it (also "y.png") with Graphviz's dot program (install Graphviz: apt install
+                   graphviz, brew install graphviz)
+y.grad_fn.saved    what y's node saved, by name: y.grad_fn.saved.self (also y.grad_fn._saved_self), as
+                   PyTorch's grad_fn._saved_self; an error once a backward freed it (use retain_graph)""",
+    "hooks": """\
+Hooks: your own function runs during backward (as PyTorch's hooks; a hook that prints, prints).
+  def double(g):
+      print "y's gradient:", g
+      return 2 * g                              # a tensor returned replaces the gradient; none keeps it
+  h = y.register_hook(double)                   # on y's gradient (a leaf's or a computed tensor's)
+  x.register_post_accumulate_grad_hook(f)       # f(x) after backward added into x.grad (a leaf only)
+  y.grad_fn.register_hook(f)                    # f(grad_inputs, grad_outputs) after the node ran; may
+                                                #   return a tuple of new grad_inputs
+  y.grad_fn.register_prehook(f)                 # f(grad_outputs) before it runs; may return new ones
+  h.remove()                                    # take the hook away (h.removed says whether it was)
+Order is PyTorch's: a tensor's hooks run in the order registered, before retain_grad fills its .grad
+and before the node runs. An error in a hook stops the backward there, changing nothing (no .grad, nothing
+freed). Only a tensor that requires grad can have hooks. Under create_graph hooks see graph tensors.""",
     "statements": """\
 Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
 x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
@@ -131,6 +156,14 @@ ALIASES: dict[str, str] = {
     "reset": "commands",
     "quit": "commands",
     "format": "printing",
+    "hook": "hooks",
+    "register_hook": "hooks",
+    "register_prehook": "hooks",
+    "register_post_accumulate_grad_hook": "hooks",
+    "remove": "hooks",
+    "saved": "graph",
+    "dot": "graph",
+    "graphviz": "graph",
 }
 
 

@@ -6,15 +6,15 @@ functions); running them changes the workspace and reports output through the `H
 
 from __future__ import annotations
 
-import difflib
 import math
+import weakref
 from typing import Any, Protocol
 
 from . import ast as A
 from . import statements  # noqa: F401 - registers every statement's compile function
 from .builtins import DTYPES, FUNCTIONS
 from .compiler import Compiler
-from .errors import GradcalcError, Loc
+from .errors import GradcalcError, Loc, close_matches
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
@@ -56,13 +56,32 @@ class Interpreter:
         self.stop_requested = False  # set by Session.interrupt: stop at the next statement
         self.current: tuple[Loc, Unit] | None = None  # the statement running (for warnings)
         self.depth = 0  # nested calls of user functions
+        # a top-level `for` loop's variables once the loop ended, with the tensor each was left bound to:
+        # `graph` does not label a tensor with them (see finished_loop_names)
+        self.loop_leftovers: dict[str, Any] = {}
         self.reset()
 
     def reset(self) -> None:
         """Forget every user name; the predefined constants come back."""
         self.workspace.clear()
+        self.loop_leftovers.clear()
         self.predefined.clear()
         self.predefined.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)
+
+    def loop_ended(self, frame: Frame, names: list[str]) -> None:
+        """A `for` loop over `names` ended in `frame`: at top level, remember what each name was left at."""
+        if frame is self.top:
+            for name in names:
+                value = frame.vars.get(name)
+                if isinstance(value, ENGINE.Tensor):
+                    self.loop_leftovers[name] = weakref.ref(value)
+                else:
+                    self.loop_leftovers.pop(name, None)
+
+    def finished_loop_names(self) -> list[str]:
+        """Workspace names still bound to what a finished `for` loop left in them (not rebound since)."""
+        ws = self.workspace
+        return [n for n, ref in self.loop_leftovers.items() if n in ws and ws[n] is ref()]
 
     def compile(self, program: A.Program, unit: Unit) -> list[tuple[Loc, Closure]]:
         """Compile the top-level statements (a SyntaxProblem for an expression nested too deeply)."""
@@ -107,6 +126,6 @@ class Interpreter:
         while f is not None:
             known.update(f.vars)
             f = f.parent
-        close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.75)
+        close = close_matches(name, sorted(known), n=1, cutoff=0.75)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return GradcalcError(f"name '{name}' is not defined{hint}", loc)

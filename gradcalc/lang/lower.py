@@ -134,7 +134,7 @@ class Lowerer:
                 node = A.Index(node, index, where)
             else:
                 name, where = rest
-                if name.startswith("_"):
+                if name.startswith("_") and not name.startswith("_saved_"):  # PyTorch's grad_fn._saved_self
                     raise SyntaxProblem(
                         f"attribute '{name}' is not accessible: names starting with '_' are Python internals",
                         where,

@@ -98,7 +98,7 @@ class Session:
 
     def attribute_completions(self, name: str) -> list[str]:
         """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
-        from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS
+        from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
         from .runtime import ENGINE as _T
 
         parts = name.split(".")
@@ -113,7 +113,7 @@ class Session:
                 except Exception:
                     return []
         if isinstance(value, _T.Tensor):
-            return sorted(set(ATTRIBUTES) | set(METHODS))
+            return sorted(set(ATTRIBUTES) | set(METHODS) | set(TENSOR_HOOK_METHODS))
         if isinstance(value, _T.Node):
             return sorted(NODE_ATTRIBUTES + NODE_METHODS)
         return []
@@ -236,19 +236,15 @@ class Session:
         self._write(self.out, render_print(values, self.format) + "\n")
 
     def graph(self, tensor: Any, path: str | None) -> None:
+        """`graph y [to PATH]`: the tree to standard output, or a file (graph.py)."""
         from . import graph
         from .runtime import ENGINE as _T
 
-        names = graph.node_names(self.workspace, _T.Tensor)
+        names = graph.Names(self.workspace, _T.Tensor, self._interp.finished_loop_names())
         if path is None:
             self._write(self.out, graph.tree(tensor, names) + "\n")
             return
-        text = graph.dot(tensor, names)
-        try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as exc:
-            raise GradcalcError(f"can't write {path}: {exc.strerror or exc}") from None
+        graph.save(graph.dot(tensor, names), path)
 
     def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,
              path: str | None) -> list[str]:

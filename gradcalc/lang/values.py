@@ -3,12 +3,20 @@ size checks before large operations, and the attributes and methods of values th
 
 from __future__ import annotations
 
-import difflib
 import weakref
 from typing import Any
 
-from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, check_size, describe
-from .errors import GradcalcError, Loc
+from .builtins import (
+    ATTRIBUTES,
+    METHODS,
+    NODE_ATTRIBUTES,
+    NODE_HOOK_METHODS,
+    NODE_METHODS,
+    TENSOR_HOOK_METHODS,
+    check_size,
+    describe,
+)
+from .errors import GradcalcError, Loc, close_matches
 from .runtime import ENGINE as _T
 from .runtime import BoundMethod
 
@@ -91,27 +99,46 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
         b = METHODS.get(name)
         if b is not None:
             return BoundMethod(o, b)
-        close = difflib.get_close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
+        close = close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
-    if _is_node(o) and name in NODE_ATTRIBUTES:
-        v = getattr(o, name, None)
-        if isinstance(v, weakref.ref):
-            v = v()
-        return v
+    if _is_node(o):
+        if name == "saved" or name.startswith("_saved_"):
+            from . import saved
+
+            return saved.SavedValues(o) if name == "saved" else saved.read(o, name[len("_saved_"):], loc)
+        if name in NODE_ATTRIBUTES:
+            v = getattr(o, name, None)
+            if isinstance(v, weakref.ref):
+                v = v()
+            return v
+    language_attribute = getattr(type(o), "language_attribute", None)  # values of the language (saved, hooks)
+    if language_attribute is not None:
+        return language_attribute(o, name, loc)
     raise GradcalcError(f"{describe(o)} has no attribute '{name}'", loc)
 
 
 def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
     """Methods of values that are not tensors, and the message when there is none."""
     if type(o) is _T.Tensor:
+        if name in TENSOR_HOOK_METHODS:
+            from . import hooks
+
+            return hooks.register_on_tensor(o, name, args, kwargs, loc)
         if name in ATTRIBUTES:
             raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
         other_attribute(o, name, loc)  # raises: no such attribute
+    if _is_node(o) and name in NODE_HOOK_METHODS:
+        from . import hooks
+
+        return hooks.register_on_node(o, name, args, kwargs, loc)
     if _is_node(o) and name in NODE_METHODS and not args and not kwargs:
         return getattr(o, name)()
     if _is_node(o) and name in NODE_ATTRIBUTES:
         raise GradcalcError(f"'{name}' is an attribute, not a method: write .{name} without ()", loc)
+    language_method = getattr(type(o), "language_method", None)
+    if language_method is not None:
+        return language_method(o, name, args, kwargs, loc)
     raise GradcalcError(f"{describe(o)} has no method '{name}'", loc)
 
 

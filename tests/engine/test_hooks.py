@@ -286,3 +286,16 @@ def test_a_hook_returning_the_wrong_thing_is_an_error_that_changes_nothing() -> 
     assert x.grad is None
     y.sum().backward()
     assert val(x.grad) == [2.0, 4.0]
+
+
+def test_a_post_accumulate_grad_hook_that_returns_something_is_pytorchs_error() -> None:
+    for lib in LIBS:
+        x = lib.tensor(2.0, requires_grad=True)
+        x.register_post_accumulate_grad_hook(lambda t: t * 7)
+        with pytest.raises(RuntimeError, match="post accumulate grad hooks should return None"):
+            (x * x).backward()
+    x = gradcalc.tensor(2.0, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: t * 7)
+    with pytest.raises(RuntimeError):
+        (x * x).backward()
+    assert x.grad is None  # a failed backward changes nothing (PyTorch would have accumulated)

@@ -266,12 +266,14 @@ def test_seed_makes_random_numbers_repeatable() -> None:
 
 
 def test_graph_prints_the_tree_of_grad_fn_nodes() -> None:
+    # 3 ** 2 + sin(3) = 9.14112; the saved names are PyTorch's (tests/lang/test_lang_graph.py checks them
+    # against torch's grad_fn._saved_* for many programs)
     assert out("x = 3 requires_grad\ny = x ** 2 + sin(x)\ngraph y\n") == (
-        "AddBackward0  (y)\n"
-        "├── PowBackward0\n"
-        "│   └── AccumulateGrad  (x: leaf, shape ())\n"
-        "└── SinBackward0\n"
-        "    └── AccumulateGrad  (x: leaf, shape ())\n"
+        "AddBackward0  (y: shape (), value tensor(9.1411))  saved: alpha = 1\n"
+        "├── PowBackward0  saved: self = x, exponent = 2\n"
+        "│   └── AccumulateGrad  (x: leaf, shape (), value tensor(3.), grad None)\n"
+        "└── SinBackward0  saved: self = x\n"
+        "    └── AccumulateGrad  (x: leaf, shape (), value tensor(3.), grad None)\n"
     )
 
 
@@ -289,7 +291,8 @@ def test_graph_to_a_dot_file(tmp_path: Path) -> None:
     path = tmp_path / "y.dot"
     assert out(f'x = 3 requires_grad\ny = x * 2\ngraph y to "{path}"\n') == ""
     text = path.read_text()
-    assert text.startswith("digraph") and '"MulBackward0  (y)"' in text and "n0 -> n1;" in text
+    assert text.startswith("digraph") and "n0 -> n1;" in text
+    assert '"MulBackward0\\ny: shape (), value tensor(6.)\\nsaved: other = tensor(2), self = None"' in text
 
 
 def test_graph_to_an_unwritable_path_is_an_error(tmp_path: Path) -> None:

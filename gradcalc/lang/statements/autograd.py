@@ -94,7 +94,8 @@ def compile_zero_grad(c: Compiler, st: ZeroGrad) -> Closure:
 
 @statement("graph_stmt")  # graph_stmt: GRAPH test [TO test]
 class Graph(Stmt):
-    """`graph y` prints y's backward graph; `graph y to "y.dot"` writes it."""
+    """`graph y` prints y's backward graph (names, shapes, values, grads, saved values); `graph y to
+    "y.dot"` writes it as Graphviz DOT, `to "y.svg"` or `"y.png"` draws it with Graphviz's `dot`."""
 
     loc: Loc
     expr: Any
@@ -120,7 +121,12 @@ def compile_graph(c: Compiler, st: Graph) -> Closure:
         target = path(f) if path is not None else None
         if target is not None and not isinstance(target, str):
             raise GradcalcError(f"graph ... to needs a file name (a string), not {describe(target)}", path_loc)
-        host.graph(y, target)
+        try:
+            host.graph(y, target)
+        except GradcalcError as exc:
+            if exc.loc is None:  # a file that can't be written or drawn: point at its name
+                exc.loc = path_loc
+            raise
 
     return run
 

@@ -84,6 +84,7 @@ def compile_for(c: Compiler, st: For) -> Closure:
     names = st.names
     where = start_of(st.iterable)
     single = names[0] if len(names) == 1 else None
+    interp = c.interp
     unpack = c.binder(A.TupleExpr([A.Name(n, st.loc) for n in names], st.loc)) if single is None else None
 
     def run(f: Frame) -> Any:
@@ -94,18 +95,21 @@ def compile_for(c: Compiler, st: For) -> Closure:
             it = iter(seq)
         except TypeError:
             raise GradcalcError(f"can't loop over {describe(seq)}", where) from None
-        for item in it:
-            if single is not None:
-                f.vars[single] = item
-            else:
-                unpack(f, item)
-            signal = body(f)
-            if signal is not None:
-                if signal is BREAK:
-                    break
-                if signal is CONTINUE:
-                    continue
-                return signal
+        try:
+            for item in it:
+                if single is not None:
+                    f.vars[single] = item
+                else:
+                    unpack(f, item)
+                signal = body(f)
+                if signal is not None:
+                    if signal is BREAK:
+                        break
+                    if signal is CONTINUE:
+                        continue
+                    return signal
+        finally:
+            interp.loop_ended(f, names)
         return None
 
     return run
