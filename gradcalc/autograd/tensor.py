@@ -122,7 +122,9 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if not isinstance(value, Tensor):  # as PyTorch: an array of anything else is no tensor's data
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._data = value._data
 
     def numpy(self) -> np.ndarray:
         """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode

@@ -273,12 +273,13 @@ def diagnose(b: Builtin, args: tuple, kwargs: dict) -> str | None:
             continue
         who = f"{b.name}: argument '{shown(p.name)}'"
         if p.kind is inspect.Parameter.VAR_POSITIONAL:  # `zeros(2, 3)` or `zeros([2, 3])`
-            values = value[0] if len(value) == 1 and isinstance(value[0], (list, tuple)) else value
+            one = len(value) == 1 and isinstance(value[0], (list, tuple)) and expect is WHOLES
+            values = value[0] if one else value
             for v in values:
                 if not expect.fits(v) or (len(value) > 1 and not _scalar(v)):
                     return f"{b.name}: '{shown(p.name)}' must be {expect.text}, not {what(v)}"
             continue
-        if value is None and (_accepts_none(p) or kind == "I" and p.default is not _EMPTY) or (
+        if value is None and (_accepts_none(p) or repr(p.default) == "None") or (
                 isinstance(value, str) and isinstance(p.default, str)):
             continue  # none where none is the default; a string where the default is one (norm's p='fro')
         if expect.each and isinstance(value, (list, tuple)) and type(value) is not RawList:

@@ -222,13 +222,13 @@ class Session:
         """An expression statement's value: printed, and remembered as `_`/`ans` (none is neither)."""
         from .render import render
 
-        if value is None:
-            if is_call:
-                return  # a method called for its effect (b.retain_grad()) prints nothing
-        else:
+        if value is None and is_call:
+            return  # a method called for its effect (b.retain_grad()) prints nothing
+        text = render(value, self.format)  # first: a value that can't be shown changes nothing
+        if value is not None:
             ws = self._interp.workspace
             ws["_"] = ws["ans"] = value
-        self._write(self.out, render(value, self.format) + "\n")
+        self._write(self.out, text + "\n")
 
     def print_values(self, values: list[Any]) -> None:
         from .render import render_print

@@ -269,6 +269,8 @@ def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
 
 
 def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha: Any) -> Tensor:
+    if not isinstance(alpha, (int, float, np.number)):  # (bool is an int)
+        raise TypeError(f"alpha must be a number, not {type(alpha).__name__}")
     if alpha == 1:
         return op(a, b)
     if type(b) is not Tensor:  # a number operand: scaled first, as PyTorch's Scalar overload does

@@ -435,6 +435,8 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 
 
 
 def _clamp(x: Tensor, lo: Any, hi: Any, scalar_node: type[Node], tensor_node: type[Node]) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"clamp() takes a tensor, not {type(x).__name__}")
     if lo is None and hi is None:
         raise RuntimeError("clamp: give at least one of min and max")
     lo_t, hi_t = isinstance(lo, Tensor), isinstance(hi, Tensor)
