@@ -186,6 +186,8 @@ def describe(value: Any) -> str:
         return f"the dtype {value.name}"
     if isinstance(value, range):
         return "a range"
+    if isinstance(value, slice):
+        return "a slice"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
     if isinstance(value, BoundMethod):

@@ -48,7 +48,7 @@ _PYTHON_OPERAND_WORDS = (
 _PYTHON_WORDS = re.compile(
     r"NoneType|\bobject\b|positional argument|keyword argument|<lambda>|<locals>|ndarray|numpy|\bnp\.|_data\b"
     r"|operands could not be broadcast|(?<![.\w])(?:int|float)\(\)|argument must be|__\w+__|Traceback"
-    r"|(?<!_saved_)\bself\b|\bgradcalc\.\w| at 0x"
+    r"|\bgradcalc\.\w| at 0x"
     r"|'(?:NoneType|int|str|list|tuple|dict|function|method|slice|Tensor|Node)'"
     r"|\b(?:str|NoneType|TypeError|ValueError|AttributeError|IndexError|KeyError|RuntimeError)\b"
     r"|\b(?:RawList|UserFunction|BoundMethod|CustomFunction|Builtin|DType)\b|\bdtype\('|\barray\(|\b(?:kw)?args\b"
@@ -59,6 +59,7 @@ _PYTHON_WORDS = re.compile(
 # a private name (PyTorch's `_saved_*` are its documented names), outside quotes (the user's own text)
 _PRIVATE = re.compile(r"(?<!\w)_(?!saved_)[A-Za-z]\w*")
 _QUOTED = re.compile(r"'[^']*'")
+_SELF = re.compile(r"\bself\b")
 _BROADCAST = re.compile(r"operands could not be broadcast together with (?:remapped )?shapes")
 _SHAPE = re.compile(r"\(([\d,\s]*)\)")
 _OUT_OF_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
@@ -87,7 +88,10 @@ fallback = _Fallback()
 
 def speaks_python(message: str) -> bool:
     """Whether `message` names Python's or NumPy's insides (a type, a function, a private name)."""
-    return _PYTHON_WORDS.search(message) is not None or _PRIVATE.search(_QUOTED.sub("''", message)) is not None
+    if _PYTHON_WORDS.search(message) or _PRIVATE.search(_QUOTED.sub("''", message)):
+        return True
+    # Python's `self`; but PyTorch names a saved input `self` (`_saved_self`, `saved.self`)
+    return "saved" not in message and _SELF.search(message) is not None
 
 
 def _numpy_broadcast(message: str) -> str | None:

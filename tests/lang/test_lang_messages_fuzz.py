@@ -13,9 +13,10 @@ The test fails on:
 
 Decisions written down here (and in docs/contributing.md): PyTorch's own message texts are fine ("The size of
 tensor a (3) must match ..."); PyTorch's saved-value names `_saved_self`, `_saved_other` are the only private
-names a message may show (they are the names PyTorch documents); "self" is never shown (a method's tensor is
-`x` in signatures, as `:help` prints them); "keyword argument"/"positional argument" are Python's phrasing and
-never shown: a call names its parameters ("sum does not take an argument 'foo'").
+names a message may show (they are the names PyTorch documents), and "self" appears only as such a saved
+value's name (in a message about saved values); a method's tensor is `x` in signatures, as `:help` prints
+them; "keyword argument"/"positional argument" are Python's phrasing and never shown: a call names its
+parameters ("sum does not take an argument 'foo'").
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ PYTHON_WORDS = re.compile(
     | <lambda> | <locals> | \ at\ 0x | <built-in\ method | <bound | <class
     | ndarray | numpy | \bnp\. | _data\b | operands\ could\ not\ be\ broadcast
     | (?<![.\w])(?:int|float)\(\) | argument\ must\ be | __\w+__ | Traceback
-    | (?<!_saved_)\bself\b | \bgradcalc\.\w
+    | \bgradcalc\.\w
     | '(?:NoneType|int|str|list|tuple|dict|function|method|slice|Tensor|Node)'
     | \b(?:str|NoneType|TypeError|ValueError|AttributeError|IndexError|KeyError|RuntimeError)\b
     | \b(?:RawList|UserFunction|BoundMethod|CustomFunction|Builtin|Frame|Closure)\b
@@ -62,6 +63,8 @@ PRIVATE = re.compile(r"(?<!\w)_(?!saved_)[A-Za-z]\w*")
 def python_words(message: str) -> str | None:
     """The first Python or NumPy word in `message` (None: it speaks the language)."""
     found = PYTHON_WORDS.search(message) or PRIVATE.search(re.sub(r"'[^']*'", "''", message))
+    if found is None and "saved" not in message:  # PyTorch names a saved input `self`: `_saved_self`
+        found = re.search(r"\bself\b", message)
     return found.group(0) if found else None
 
 
@@ -151,7 +154,11 @@ def calls(rng: random.Random) -> Iterator[str]:
 
 def others(rng: random.Random, count: int) -> Iterator[str]:
     """Operators, indexing, attributes and statements."""
-    attrs = sorted(ATTRIBUTES) + ["foo", "grad_fn.name", "next_functions", "variable", "_version"]
+    attrs = sorted(ATTRIBUTES) + [
+        "foo", "grad_fn.name", "grad_fn.name()", "next_functions", "variable", "_version", "grad_fn._saved_self",
+        "grad_fn._saved_other", "grad_fn._saved_foo", "grad_fn.saved", "grad_fn.register_hook(f)",
+        "register_hook(f)", "register_hook(none)", "grad_fn.register_prehook(sin)",
+    ]
     for _ in range(count):
         p, q, r = pick_value(rng), pick_value(rng), pick_value(rng)
         kind = rng.randrange(17)

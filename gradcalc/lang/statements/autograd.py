@@ -144,7 +144,11 @@ def compile_seed(c: Compiler, st: Seed) -> Closure:
     def run(f: Frame) -> None:
         from ..convert import engine, whole
 
-        engine().manual_seed(whole(ev(f), "a seed"))
+        n = whole(ev(f), "a seed")
+        if not 0 <= n < 2**63:
+            shown = n if abs(n) < 10**15 else f"{float(n):.3g}"
+            raise GradcalcError(f"a seed must be a whole number from 0 to 2**63 - 1, not {shown}")
+        engine().manual_seed(n)
 
     return run
 
