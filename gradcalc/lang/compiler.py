@@ -33,7 +33,6 @@ from .builtins import (
     check_size,
     describe,
 )
-from .calls import call_error
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
 from .failures import error_from, operator_error
 from .runtime import ENGINE as _T
@@ -482,6 +481,8 @@ class Compiler:
                     try:
                         result = getattr(o, target)()
                     except Exception as exc:
+                        from .calls import call_error
+
                         raise error_from(call_error(b, exc, (), {}), loc) from None
                     if type(result) is Tensor and result.numel() > limits.max_elements:
                         check_size(result.numel(), f"x.{name}()")

@@ -12,6 +12,7 @@ operators through `operator_error`), so this is the one place where a message is
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -44,29 +45,33 @@ _PYTHON_OPERAND_WORDS = (
     "could not convert",
 )
 
-# Words of Python's or NumPy's insides: a message with one of them is never shown as it is.
-_PYTHON_WORDS = re.compile(
-    r"NoneType|\bobject\b|positional argument|keyword argument|<lambda>|<locals>|ndarray|numpy|\bnp\.|_data\b"
-    r"|operands could not be broadcast|(?<![.\w])(?:int|float)\(\)|argument must be|__\w+__|Traceback"
-    r"|\bgradcalc\.\w| at 0x"
-    r"|'(?:NoneType|int|str|list|tuple|dict|function|method|slice|Tensor|Node)'"
-    r"|\b(?:str|NoneType|TypeError|ValueError|AttributeError|IndexError|KeyError|RuntimeError)\b"
-    r"|\b(?:RawList|UserFunction|BoundMethod|CustomFunction|Builtin|DType)\b|\bdtype\('|\barray\(|\b(?:kw)?args\b"
-    r"|(?i:numpy)|as a data type|empty sequence|\baxis\b|\btorch\.(?!\w+Tensor\b)\w"
-    r"|\b(?:not|got) (?:float|tuple|list|str|dict|Size|Tensor)\b"
-)
-
-# a private name (PyTorch's `_saved_*` are its documented names), outside quotes (the user's own text)
-_PRIVATE = re.compile(r"(?<!\w)_(?!saved_)[A-Za-z]\w*")
-_QUOTED = re.compile(r"'[^']*'")
-_SELF = re.compile(r"\bself\b")
-_BROADCAST = re.compile(r"operands could not be broadcast together with (?:remapped )?shapes")
-_SHAPE = re.compile(r"\(([\d,\s]*)\)")
-_OUT_OF_BOUNDS = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
-_MASK = re.compile(
-    r"boolean index did not match indexed array along (?:axis|dimension) (\d+); size of (?:axis|dimension) "
-    r"is (\d+) but size of corresponding boolean (?:axis|dimension) is (\d+)"
-)
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    """The regular expressions of this module, compiled on the first failure (not at every start-up)."""
+    return {
+        # words of Python's or NumPy's insides: a message with one of them is never shown as it is
+        "python": re.compile(
+            r"NoneType|\bobject\b|positional argument|keyword argument|<lambda>|<locals>|ndarray|\bnp\.|_data\b"
+            r"|operands could not be broadcast|(?<![.\w])(?:int|float)\(\)|argument must be|__\w+__|Traceback"
+            r"|\bgradcalc\.\w| at 0x"
+            r"|'(?:NoneType|int|str|list|tuple|dict|function|method|slice|Tensor|Node)'"
+            r"|\b(?:str|NoneType|TypeError|ValueError|AttributeError|IndexError|KeyError|RuntimeError)\b"
+            r"|\b(?:RawList|UserFunction|BoundMethod|CustomFunction|Builtin|DType)\b|\bdtype\('|\barray\("
+            r"|\b(?:kw)?args\b|(?i:numpy)|as a data type|empty sequence|\baxis\b|\btorch\.(?!\w+Tensor\b)\w"
+            r"|\b(?:not|got) (?:float|tuple|list|str|dict|Size|Tensor)\b"
+        ),
+        # a private name (PyTorch's `_saved_*` are its documented names), outside quotes (the user's own text)
+        "private": re.compile(r"(?<!\w)_(?!saved_)[A-Za-z]\w*"),
+        "quoted": re.compile(r"'[^']*'"),
+        "self": re.compile(r"\bself\b"),
+        "broadcast": re.compile(r"operands could not be broadcast together with (?:remapped )?shapes"),
+        "shape": re.compile(r"\(([\d,\s]*)\)"),
+        "out_of_bounds": re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
+        "mask": re.compile(
+            r"boolean index did not match indexed array along (?:axis|dimension) (\d+); size of (?:axis|dimension) "
+            r"is (\d+) but size of corresponding boolean (?:axis|dimension) is (\d+)"
+        ),
+    }
 
 
 class _Fallback:
@@ -88,19 +93,21 @@ fallback = _Fallback()
 
 def speaks_python(message: str) -> bool:
     """Whether `message` names Python's or NumPy's insides (a type, a function, a private name)."""
-    if _PYTHON_WORDS.search(message) or _PRIVATE.search(_QUOTED.sub("''", message)):
+    p = _patterns()
+    if p["python"].search(message) or p["private"].search(p["quoted"].sub("''", message)):
         return True
     # Python's `self`; but PyTorch names a saved input `self` (`_saved_self`, `saved.self`)
-    return "saved" not in message and _SELF.search(message) is not None
+    return "saved" not in message and p["self"].search(message) is not None
 
 
 def _numpy_broadcast(message: str) -> str | None:
     """NumPy's "operands could not be broadcast together with shapes (3,) (2,)" as PyTorch says it."""
-    if not _BROADCAST.search(message):
+    p = _patterns()
+    if not p["broadcast"].search(message):
         return None
     from gradcalc.autograd.ops.core import broadcast_message
     text = message.split("[original->remapped]:")[-1]
-    shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in _SHAPE.findall(text)]
+    shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in p["shape"].findall(text)]
     if "remapped" in message and len(shapes) == 2:  # a value written into a place of another shape
         value, target = shapes
         found = broadcast_message([target, value])
@@ -129,10 +136,10 @@ def translate(exc: BaseException) -> str:
         if shaped is not None:
             return shaped
     if isinstance(exc, IndexError):  # NumPy's words for an index array, as PyTorch says them
-        found = _OUT_OF_BOUNDS.match(message)
+        found = _patterns()["out_of_bounds"].match(message)
         if found:
             return f"index {found[1]} is out of bounds for dimension {found[2]} with size {found[3]}"
-        found = _MASK.match(message)
+        found = _patterns()["mask"].match(message)
         if found:
             return (f"the mask's size {found[3]} does not match the size {found[2]} of the indexed tensor at "
                     f"dimension {found[1]}")
