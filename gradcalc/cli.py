@@ -162,9 +162,9 @@ class _Arguments:
 
 
 def quick_arguments(argv: Sequence[str]) -> _Arguments | None:
-    """The plainest command lines, read without argparse: nothing, one FILE, or `-e TEXT` repeated. None for
-    any other (argparse then reads it, and reports its errors). A FILE or TEXT starting with '-' is left to
-    argparse too, which may take it for an option (`-e -x`) or a negative number (`-e -1`)."""
+    """The plainest command lines, read without argparse: nothing, one FILE, or `-e TEXT` repeated (TEXT may
+    start with '-': `-e '-1/0'`). None for any other (argparse then reads it, and reports its errors). A FILE
+    starting with '-' is left to argparse, which may take it for an option."""
     if not argv:
         return _Arguments(None, [])
     if len(argv) == 1:
@@ -173,10 +173,51 @@ def quick_arguments(argv: Sequence[str]) -> _Arguments | None:
         return None
     texts = []
     for flag, text in zip(argv[::2], argv[1::2], strict=True):
-        if flag != "-e" or text.startswith("-"):
+        if flag != "-e":
             return None
         texts.append(text)
     return _Arguments(None, texts)
+
+
+def expr_texts_attached(argv: Sequence[str]) -> list[str]:
+    """`argv` with each `-e TEXT` whose TEXT starts with '-' written `-eTEXT`, so that argparse takes TEXT
+    as -e's value rather than as an option or a negative number (`gradcalc -e '-1/0'`); `--` ends options."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out.extend(argv[i:])
+            break
+        if arg == "-e" and i + 1 < len(argv) and argv[i + 1].startswith("-"):
+            out.append("-e" + argv[i + 1])
+            i += 2
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def read_arguments(argv: Sequence[str]) -> Any:
+    """The command line's options: the quick reading of the plainest ones, else argparse's."""
+    args = quick_arguments(argv)
+    if args is None:
+        args = build_parser().parse_args(expr_texts_attached(argv))
+    return args
+
+
+def _program_text(texts: list[str]) -> str:
+    """The -e texts as one program, each a line (or several). A text's common indentation is removed and its
+    first line starts at the margin: `-e ' 1'` is `1`, not an indented block."""
+    parts = []
+    for text in texts:
+        lines = text.split("\n")
+        blank = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
+        cut = min(blank) if blank else 0
+        lines = [line[cut:] for line in lines]
+        lines[0] = lines[0].lstrip(" \t")
+        parts.append("\n".join(lines))
+    return "\n".join(parts)
 
 
 def _isatty(stream: TextIO | None) -> bool:
@@ -306,9 +347,7 @@ def run_repl(session: Session) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args: Any = quick_arguments(sys.argv[1:] if argv is None else argv)
-    if args is None:
-        args = build_parser().parse_args(argv)
+    args: Any = read_arguments(sys.argv[1:] if argv is None else argv)
     if args.file is not None and args.expr:
         raise UsageError("give either a script FILE or -e TEXT, not both", hint=True)
 
@@ -316,7 +355,7 @@ def _main(argv: Sequence[str] | None) -> int:
     filename = "<stdin>"
     what = "standard input"
     if args.expr:
-        source, filename, what = "\n".join(args.expr), "<expr>", "the -e text"
+        source, filename, what = _program_text(args.expr), "<expr>", "the -e text"
     elif args.file is not None and args.file != "-":
         data = _read_file(args.file)
         decoded = _decode(data, args.file)

@@ -16,6 +16,7 @@ tensors: `PARAMETER_KINDS`), else a function's first parameter is a tensor and a
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -38,9 +39,10 @@ from .convert import (
 from .errors import GradcalcError
 
 __all__ = [
-    "ATTRIBUTES", "BUILTINS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NODE_ATTRIBUTES", "NODE_HOOK_METHODS",
-    "NODE_METHODS", "SETTABLE", "TENSOR_HOOK_METHODS", "Builtin", "RawList", "as_tensor", "check_size", "describe",
-    "whole",
+    "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS",
+    "NODE_ATTRIBUTES",
+    "NODE_HOOK_METHODS", "NODE_METHODS", "SETTABLE", "TENSOR_HOOK_METHODS", "Builtin", "RawList", "as_tensor",
+    "check_size", "describe", "whole",
 ]
 
 # ---------------------------------------------------------------------------------------------------
@@ -49,14 +51,29 @@ __all__ = [
 # Built-ins the engine has under another namespace, as a method only, or not at all (Python's own).
 LANGUAGE_ONLY: dict[str, str] = {
     "grad": "autograd.grad",
-    "jacobian": "autograd.functional.jacobian",
-    "hessian": "autograd.functional.hessian",
+    # autograd.functional's transforms, checked and worded by the language (transforms.py)
+    **{name: f"lang:{name}" for name in ("jacobian", "hessian", "vjp", "jvp", "hvp", "vhp")},
     "gradcheck": "autograd.gradcheck",
     "view": "method:view",
     "expand": "method:expand",
     "range": "py:range",
     "len": "py:len",
     "float": "py:float",
+}
+
+# Built-ins from torch.nn, torch.nn.functional and torch.optim, as gradcalc.nn and gradcalc.optim have them: the
+# engine's namespace and the names the language takes from it (every layer, loss and optimizer class, and the
+# functions of nn.functional not built-ins already). They load when one is first called (a plain run imports
+# neither package); nn.py checks their arguments, objects.py declares what their values offer.
+NN_BUILTINS: dict[str, tuple[str, ...]] = {
+    "nn": (
+        "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
+        "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter",
+    ),
+    "nn.functional": (
+        "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
+    ),
+    "optim": ("SGD", "Adam", "AdamW"),
 }
 
 # Engine names that are not built-ins of the language (the language has a statement for it, or the value it
@@ -106,6 +123,9 @@ SIZES: dict[str, Callable[[tuple, dict], int]] = {
 # Constructors whose numbers make float64 tensors here (numbers are float64 in the language).
 FLOAT_DEFAULT = frozenset({"full", "arange"})
 
+# The predefined constants: each behaves as the number literal of its value (LANGUAGE.md section 1).
+CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}
+
 # dtypes, usable as `dtype=` arguments and compared with `x.dtype`
 DTYPES = ("float32", "float64", "double", "int64", "long", "bool")
 
@@ -125,9 +145,9 @@ NODE_HOOK_METHODS = ("register_hook", "register_prehook")
 class Builtin:
     """A built-in function of the language (or a tensor method): how to call the engine for it.
 
-    `target` is "sin" (gradcalc.sin), "autograd.grad", "method:view" (the first argument's method) or
-    "py:len" (implemented here). The argument kinds (`args`, `kw`) are derived from the engine callable's
-    signature on first use."""
+    `target` is "sin" (gradcalc.sin), "autograd.grad", "method:view" (the first argument's method),
+    "py:len" (implemented here) or "lang:vjp" (a transform, in transforms.py). The argument kinds (`args`,
+    `kw`) are derived from the engine callable's signature on first use."""
 
     __slots__ = ("name", "target", "method", "size", "float_default", "_fn", "_spec")
 
@@ -166,7 +186,7 @@ class Builtin:
         spec = self._spec
         if spec is None:
             # Python's own built-ins (range, len, float) take the language's values as they are
-            plain = self.target.startswith("py:")
+            plain = self.target.startswith(("py:", "nn:", "lang:"))  # nn.py and transforms.py check their own
             spec = self._spec = derive_spec(self.name, self.engine_callable(), self.method, plain)
         return spec
 
@@ -190,7 +210,8 @@ class Builtin:
 
     def invoke(self, args: tuple | list, kwargs: dict) -> Any:
         """Convert the arguments, check the size, call the engine, check the result's size. A failure is a
-        GradcalcError naming the argument that is wrong (calls.py; only on the way out)."""
+        GradcalcError naming the argument that is wrong (calls.py; only on the way out), with a pointer when a
+        habit from elsewhere explains it (habits.py)."""
         try:
             converted, kw = self.convert(args, kwargs)
             if self.size is not None:
@@ -202,8 +223,13 @@ class Builtin:
             result = self.resolve()(*converted, **kw)
         except Exception as exc:
             from .calls import call_error
+            from .habits import call_pointer, with_pointer
 
-            raise call_error(self, exc, args, kwargs) from None
+            err = call_error(self, exc, args, kwargs)
+            pointer = call_pointer(self.name, args) if not self.method and err.loc is None else None
+            if pointer is not None:
+                err = GradcalcError(with_pointer(err.message, pointer))
+            raise err from None
         if isinstance(result, _tensor_type()) and result.numel() > LIMITS.max_elements:
             check_size(result.numel(), f"{self.name}(...)")
         return result
@@ -294,12 +320,16 @@ def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> s
             parts.append(p.name)
         elif p.default is None or isinstance(p.default, (bool, int, float, str)):
             parts.append(f"{p.name}={_shown(p.default)}")
+        elif isinstance(p.default, tuple) and p.default and all(type(v) is float for v in p.default):
+            parts.append(f"{p.name}={_shown(p.default)}")  # Adam's betas=(0.9, 0.999)
         else:  # a sentinel that stands for none (`sum(x, dim=none)`), or a default not to spell out
             parts.append(f"{p.name}={'none' if repr(p.default) == 'None' else ''}")
     return f"{'x.' if method else ''}{name}({', '.join(parts)})"
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return str(value)  # Adam's betas=(0.9, 0.999)
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -364,6 +394,14 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
         return _method_caller(target[len("method:"):])
     if target.startswith("py:"):
         return PYTHON[target[3:]]
+    if target.startswith("nn:"):
+        from .nn import language_callable
+
+        return language_callable(b.name, target[3:])
+    if target.startswith("lang:"):
+        from .transforms import FUNCTIONAL
+
+        return FUNCTIONAL[target[5:]]
     obj: Any = engine()
     for part in target.split("."):
         obj = getattr(obj, part, None)
@@ -386,6 +424,9 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
         if not name.startswith("_") and name not in NOT_BUILT_INS
     }
     functions.update((name, Builtin(name, target)) for name, target in LANGUAGE_ONLY.items())
+    functions.update(
+        (name, Builtin(name, f"nn:{space}.{name}")) for space, names in NN_BUILTINS.items() for name in names
+    )
     methods: dict[str, Builtin] = {}
     attributes: dict[str, str] = {"grad_fn": "grad_fn"}  # a field of the tensor, not a property
     settable: list[str] = []
@@ -406,4 +447,4 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
 
 FUNCTIONS, METHODS, ATTRIBUTES, SETTABLE = _engine_tables()
 
-BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + ("pi", "e", "inf", "nan", "_", "ans")
+BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + ("func", "_", "ans")

@@ -10,7 +10,10 @@ record with `@compiles` (in `gradcalc.lang.statements`, beside the record).
 How literals behave (LANGUAGE.md section 1): a number literal is a float64 0-d tensor as a value
 (`x = 3`, `3`), but a Python number as an operand (`x ** 2` is PowBackward0, `f32 * 2` stays float32)
 and as an argument (`zeros(2, 3)`, `x.sum(dim=0)`). When both operands of an operator are literals, the
-left one is a tensor, so `2 ** 3 ** 2` is `tensor(512.)`.
+left one is a tensor, so `2 ** 3 ** 2` is `tensor(512.)`. The predefined constants (`pi e inf nan`) are
+literals too, until the user rebinds them: `pi` prints `tensor(3.1416)`, `x * pi` keeps x's dtype.
+A list literal of booleans is a bool tensor; one mixing booleans and numbers a float64 tensor (as
+`torch.tensor` makes them).
 
 Control flow returns signals (BREAK, CONTINUE, RETURN) rather than raising exceptions; errors become
 `GradcalcError`s located at the operator, call or statement that failed.
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from . import ast as A
 from .builtins import (
     ATTRIBUTES,
+    CONSTANTS,
     METHODS,
     SETTABLE,
     Builtin,
@@ -38,7 +42,10 @@ from .failures import error_from, operator_error
 from .runtime import ENGINE as _T
 from .runtime import MISSING, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
 from .values import (
+    OBJECT_CALLS,
     all_whole,
+    assign_other_attribute,
+    assign_other_item,
     check_result_size,
     floats,
     index_value,
@@ -53,8 +60,45 @@ if TYPE_CHECKING:
 
 MAX_EXPR_DEPTH = 400  # nesting of one expression: deeper is a clean error when compiling, not a crash
 
-# Expression contexts: what a literal becomes (see the module docstring).
-VALUE, OPERAND, ARG, INDEX = range(4)
+# Expression contexts: what a literal becomes (see the module docstring). LIST_ITEM: a list literal inside
+# a list literal gives its data (`ListData`), so that the outer one makes one tensor of it all.
+VALUE, OPERAND, ARG, INDEX, LIST_ITEM = range(5)
+
+
+def is_literal(node: A.Node) -> bool:
+    """A number literal, or a predefined constant's name (a literal of its value unless rebound)."""
+    return type(node) is A.Num or (type(node) is A.Name and node.id in CONSTANTS)
+
+
+class ListData:
+    """The data of a list literal of numbers or booleans nested in another (never a value of the language)."""
+
+    __slots__ = ("data", "bools")
+
+    def __init__(self, data: list, bools: bool) -> None:
+        self.data, self.bools = data, bools
+
+
+def _list_data(values: list) -> ListData | None:
+    """The items of a list literal as tensor data, when they are all numbers or booleans (or such lists)."""
+    data: list = []
+    bools = True
+    for v in values:
+        kind = type(v)
+        if kind is bool:
+            data.append(v)
+        elif kind is int or kind is float:
+            data.append(float(v))
+            bools = False
+        elif kind is RawList:
+            data.append(floats(v))
+            bools = bools and not v
+        elif kind is ListData:
+            data.append(v.data)
+            bools = bools and v.bools
+        else:
+            return None
+    return ListData(data, bools and bool(data))
 
 # record type -> its compile function (compiler, record) -> closure; filled by @compiles
 STATEMENTS: dict[type, Callable[[Any, Any], Closure]] = {}
@@ -188,10 +232,11 @@ class Compiler:
             def bind_item(f: Frame, v: Any) -> None:
                 o = obj(f)
                 i = idx(f)
+                if not isinstance(o, _T.Tensor):
+                    assign_other_item(o, i, v, loc)  # net[0] = Linear(1, 8); an error for anything else
+                    return
                 if isinstance(v, _T.Tensor) and v.ndim == 0 and not v.requires_grad:
                     v = v.item()  # g[mask] = 0: a scalar fill
-                if not isinstance(o, _T.Tensor):
-                    raise GradcalcError(f"only tensors can be assigned into by index, not {describe(o)}", loc)
                 try:
                     o[i] = v
                 except Exception as exc:
@@ -205,6 +250,8 @@ class Compiler:
 
             def bind_attr(f: Frame, v: Any) -> None:
                 o = obj(f)
+                if not isinstance(o, _T.Tensor) and assign_other_attribute(o, attr, v, loc):
+                    return  # a module's parameter or submodule, an optimizer's lr
                 if not isinstance(o, _T.Tensor) or attr not in SETTABLE:
                     settable = ", ".join(f"x.{s}" for s in SETTABLE)
                     raise GradcalcError(
@@ -297,6 +344,19 @@ class Compiler:
     def name(self, node: A.Name, ctx: int) -> Closure:
         name, loc = node.id, node.loc
         lookup = self.interp.lookup
+        if name in CONSTANTS and ctx == VALUE:
+            constant = self.interp.predefined.get(name)
+            make = _T.tensor
+
+            def ev_constant(f: Frame) -> Any:
+                v = f.vars.get(name, MISSING)
+                if v is MISSING:
+                    v = lookup(f, name, loc)
+                    if v is constant:  # not rebound: the number literal of its value
+                        return make(v)
+                return v
+
+            return ev_constant
 
         def ev(f: Frame) -> Any:
             v = f.vars.get(name, MISSING)
@@ -307,21 +367,28 @@ class Compiler:
         return ev
 
     def list_expr(self, node: A.ListExpr, ctx: int) -> Closure:
-        """`[a, b]` is a list value; but a list whose items are all numbers (`[pi, 1]`, `[x.item(), 0]`) is a
-        tensor, as a list literal of numbers is."""
-        fns = [self.expr(i, ARG) for i in node.items]
-        literal = [i for i, item in enumerate(node.items) if isinstance(item, (A.Num, A.NumList))]
+        """`[a, b]` is a list value; but a list whose items are all numbers (`[pi, 1]`, `[x.item(), 0]`) or
+        booleans (`[true, false]`), at any depth, is a tensor, as a list literal of numbers is."""
+        fns = [self.expr(i, LIST_ITEM if type(i) is A.ListExpr else ARG) for i in node.items]
+        literal = [i for i, item in enumerate(node.items) if is_literal(item) or type(item) is A.NumList]
         make = _T.tensor
         loc = node.loc
-        numeric = (int, float, RawList)
+        nested = ctx == LIST_ITEM
 
         def ev(f: Frame) -> Any:
             values = [fn(f) for fn in fns]
-            if all(type(v) in numeric for v in values):
-                data = floats(values)
-                if not rectangular(data):
+            found = _list_data(values)
+            if found is not None:
+                if nested:
+                    return found
+                if not rectangular(found.data):
                     raise GradcalcError("a ragged list: every row of a tensor needs the same length", loc)
-                return make(data)
+                return make(found.data)
+            for i, v in enumerate(values):
+                if type(v) is ListData:  # an inner list of data beside other values: a tensor of its own
+                    if not rectangular(v.data):
+                        raise GradcalcError("a ragged list: every row of a tensor needs the same length", loc)
+                    values[i] = make(v.data)
             for i in literal:
                 values[i] = as_tensor(values[i])
             return values
@@ -351,7 +418,7 @@ class Compiler:
 
     def chain(self, node: A.Chain, ctx: int) -> Closure:
         ops = node.ops
-        both_literal = isinstance(node.first, A.Num) and isinstance(ops[0][1], A.Num)
+        both_literal = is_literal(node.first) and is_literal(ops[0][1])
         first = self.expr(node.first, VALUE if both_literal else OPERAND)
         steps = [(sym, self.expr(operand, OPERAND), loc) for sym, operand, loc in ops]
         if len(steps) == 1:
@@ -376,13 +443,14 @@ class Compiler:
         return ev
 
     def power(self, node: A.Power, ctx: int) -> Closure:
-        both_literal = isinstance(node.base, A.Num) and isinstance(node.exponent, A.Num)
+        both_literal = is_literal(node.base) and is_literal(node.exponent)
         base = self.expr(node.base, VALUE if both_literal else OPERAND)
         exponent = self.expr(node.exponent, OPERAND)
         return self._binary("**", base, exponent, node.loc)
 
     def unary(self, node: A.Unary, ctx: int) -> Closure:
-        operand = self.expr(node.operand, OPERAND)
+        # `-pi` is the literal -3.14159...: a tensor as a value, a Python number as an operand
+        operand = self.expr(node.operand, ctx if is_literal(node.operand) and ctx != LIST_ITEM else OPERAND)
         op, sym, loc = UNARY[node.op], node.op, node.loc
 
         def ev(f: Frame) -> Any:
@@ -397,7 +465,7 @@ class Compiler:
         return ev
 
     def compare(self, node: A.Compare, ctx: int) -> Closure:
-        both_literal = isinstance(node.left, A.Num) and isinstance(node.right, A.Num)
+        both_literal = is_literal(node.left) and is_literal(node.right)
         left = self.expr(node.left, VALUE if both_literal else OPERAND)
         right = self.expr(node.right, OPERAND)
         return self._binary(node.op, left, right, node.loc)
@@ -426,9 +494,8 @@ class Compiler:
     ) -> tuple[list[Closure], list[tuple[str, Closure]], list[int], list[str]]:
         args = [self.expr(a, ARG) for a in node.args]
         kwargs = [(k, self.expr(v, ARG)) for k, v in node.kwargs]
-        literal = (A.Num, A.NumList)
-        lit_pos = [i for i, a in enumerate(node.args) if isinstance(a, literal)]
-        lit_kw = [k for k, v in node.kwargs if isinstance(v, literal)]
+        lit_pos = [i for i, a in enumerate(node.args) if _literal_argument(a)]
+        lit_kw = [k for k, v in node.kwargs if _literal_argument(v)]
         return args, kwargs, lit_pos, lit_kw
 
     def call(self, node: A.Call, ctx: int) -> Closure:
@@ -446,6 +513,9 @@ class Compiler:
             try:
                 if type(fn) is Builtin:
                     return fn.invoke(a, kw)
+                call_object = OBJECT_CALLS.get(type(fn))
+                if call_object is not None:  # a module: net(x)
+                    return call_object(fn, a, kw)
                 if not callable(fn) or isinstance(fn, _T.Tensor) or isinstance(fn, type):
                     what = f"'{fname}' is {describe(fn)}" if fname else f"this is {describe(fn)}"
                     raise GradcalcError(f"{what}, not a function: it can't be called", loc)
@@ -566,3 +636,10 @@ class Compiler:
 
 def _none(f: Frame) -> None:
     return None
+
+
+def _literal_argument(node: A.Node) -> bool:
+    """An argument that is a Python number or raw list until the callee says what it wants."""
+    if type(node) is A.Unary:
+        node = node.operand
+    return is_literal(node) or type(node) is A.NumList

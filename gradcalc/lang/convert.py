@@ -158,6 +158,7 @@ def describe(value: Any) -> str:
     from gradcalc.autograd.tensor import DType, Size
 
     from .builtins import Builtin
+    from .namespace import Namespace
     from .runtime import BoundMethod
 
     if isinstance(value, _Tensor()):
@@ -192,6 +193,15 @@ def describe(value: Any) -> str:
         return f"the built-in function {value.name}"
     if isinstance(value, BoundMethod):
         return f"the method {value.builtin.name} of a tensor"
+    if isinstance(value, Namespace):
+        return f"the namespace {value.name}"
+    if isinstance(value, dict):
+        return "a dict"
+    from .values import surface_of
+
+    surface = surface_of(value)
+    if surface is not None:  # a module or an optimizer: "a Linear module", "an Adam optimizer"
+        return surface.describe(value)
     if callable(value):
         name = getattr(value, "name", None)
         return f"the function {name}" if isinstance(name, str) else "a function"

@@ -45,9 +45,10 @@ again (higher-order derivatives):
   grad(db, a)[0]                           # 18
 `backward y create_graph` does the same into .grad (and warns about the reference cycle it makes).""",
     "backward": """\
-backward y [retain_graph] [create_graph] [gradient G]   (flags in any order; also y.backward(...))
+backward y [retain_graph] [create_graph] [gradient G] [inputs [a, b]]   (flags in any order; also y.backward(...))
 Differentiates y with respect to the leaves it came from, adding into their .grad. A non-scalar y needs
-gradient G of y's shape: backward y gradient ones_like(y).""",
+gradient G of y's shape: backward y gradient ones_like(y). inputs [a, b] (or y.backward(inputs=[a, b]))
+accumulates into those tensors' .grad only (a computed tensor named there gets its .grad too).""",
     "no_grad": """\
 with no_grad:  nothing inside is recorded: results do not require grad. Use it to update parameters:
   with no_grad:
@@ -108,6 +109,18 @@ Hooks: your own function runs during backward (as PyTorch's hooks; a hook that p
 Order is PyTorch's: a tensor's hooks run in the order registered, before retain_grad fills its .grad
 and before the node runs. An error in a hook stops the backward there, changing nothing (no .grad, nothing
 freed). Only a tensor that requires grad can have hooks. Under create_graph hooks see graph tensors.""",
+    "func": """\
+Function transforms. The built-ins of torch.autograd.functional evaluate at once:
+  jacobian(f, x)   hessian(f, x)   vjp(f, x, v)   jvp(f, x, v)   hvp(f, x, v)   vhp(f, x, v)
+  vjp and jvp return (f(x), product); x may be a tuple (x, y); create_graph=true, strict=true
+  (jacobian: vectorize=, strategy="forward-mode"; hessian: outer_jacobian_strategy=)
+The func namespace holds torch.func's; each makes a function that is then called at a point:
+  func.grad(f)(x)   func.grad_and_value(f)(x)   func.jacrev(f)(x)   func.jacfwd(f)(x)   func.hessian(f)(x)
+  func.jacfwd(func.jacrev(f))(x)   func.vmap(f, in_dims=0, out_dims=0)(xs)   func.vmap(func.grad(f))(xs)
+  func.vjp(f, x) gives (f(x), vjp_fn), then vjp_fn(v);  func.jvp(f, (x,), (v,)) gives (f(x), J v)
+  func.linearize(f, x) gives (f(x), jvp_fn);  argnums=1 or (0, 1) picks arguments;  has_aux=true
+f is a def or a built-in; func.jvp, func.jacfwd and func.linearize use forward-mode differentiation.
+:help func.NAME shows one's signature.""",
     "statements": """\
 Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
 x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; seed N;
@@ -118,6 +131,19 @@ _ (also ans) is the last value printed.""",
 Values print as PyTorch prints them (float64 is the default dtype): tensor(6.), tensor([0., 1.]),
 tensor(3., requires_grad=True), tensor(9., grad_fn=<MulBackward0>). --format plain prints bare numbers,
 --format json one JSON object per value.""",
+    "modules": """\
+Modules and optimizers, as PyTorch's torch.nn and torch.optim:
+  seed 0                                                   # initial weights repeat
+  net = Sequential(Linear(1, 32), Tanh(), Linear(32, 1))   # print net shows its layers
+  opt = Adam(net.parameters(), lr=0.01)                    # also SGD(...), AdamW(...)
+  for step in range(500):
+      opt.zero_grad()
+      loss = mse_loss(net(x), y)
+      backward loss
+      opt.step()
+A module: net(x), net[0], net[0].weight, len(net), net.parameters(), named_parameters(), zero_grad(),
+train(), eval(); assign lin.weight = Parameter(t). An optimizer: step(), zero_grad(), opt.lr (read and set),
+opt.param_groups. :help NAME for each: Linear, Adam, mse_loss, ...""",
     "commands": """\
 :help [topic]  this help      :vars  the workspace as a table      :reset  forget every variable
 :load FILE     run a script into the workspace                    :quit   leave (also Ctrl-D)""",
@@ -133,6 +159,7 @@ ALIASES: dict[str, str] = {
     "zero_grad": "grad",
     "accumulation": "grad",
     "allow_unused": "grad",
+    "inputs": "backward",
     "enable_grad": "no_grad",
     "with": "no_grad",
     "inplace": "in-place",
@@ -147,8 +174,8 @@ ALIASES: dict[str, str] = {
     "while": "statements",
     "del": "statements",
     "seed": "statements",
-    "jacobian": "builtins",
-    "hessian": "builtins",
+    "transforms": "func",
+    "forward-mode": "func",
     "gradcheck": "builtins",
     "detach": "leaves",
     "load": "commands",
@@ -164,6 +191,13 @@ ALIASES: dict[str, str] = {
     "saved": "graph",
     "dot": "graph",
     "graphviz": "graph",
+    "nn": "modules",
+    "module": "modules",
+    "optim": "modules",
+    "optimizer": "modules",
+    "optimizers": "modules",
+    "training": "modules",
+    "layers": "modules",
 }
 
 
@@ -184,16 +218,19 @@ def builtins_page() -> str:
     """`:help builtins`: every built-in function by family, and the tensor attributes (from the engine)."""
     import textwrap
 
-    from .builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY
+    from .builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY, NN_BUILTINS
 
+    nn = {name for names in NN_BUILTINS.values() for name in names}
     groups: dict[str, list[str]] = {}
     for name, b in FUNCTIONS.items():
         family = "autograd and Python's" if name in LANGUAGE_ONLY else "other"
-        if name not in LANGUAGE_ONLY:
+        if name in nn:  # listed without importing gradcalc.nn
+            family = "modules, losses and optimizers"
+        elif name not in LANGUAGE_ONLY:
             module = getattr(b.resolve(), "__module__", "") or ""
             family = next((label for key, label in FAMILIES if module.endswith("." + key)), "other")
         groups.setdefault(family, []).append(name)
-    order = [label for _, label in FAMILIES] + ["other", "autograd and Python's"]
+    order = [label for _, label in FAMILIES] + ["other", "autograd and Python's", "modules, losses and optimizers"]
     lines = []
     for label in order:
         if label in groups:
@@ -218,12 +255,19 @@ def statement_page(keyword: str) -> str | None:
 
 def help_text(topic: str = "") -> str:
     """The page for `topic` (a topic, a keyword or a built-in), or the list of topics."""
-    topic = topic.strip().lstrip(":").lower()
+    exact = topic.strip().lstrip(":")  # Linear (the layer) and linear (the function) are two pages
+    topic = exact.lower()
     if not topic:
         return INTRO.format(topics=" ".join(sorted([*TOPICS, "builtins"])))
     key = ALIASES.get(topic, topic)
     if key in TOPICS:
         return TOPICS[key]
+    if key.startswith("func."):
+        from .namespace import FUNC
+
+        page = FUNC.doc_of(key[len("func."):])
+        if page:
+            return page
     if key == "builtins":
         return builtins_page()
     page = statement_page(key)
@@ -231,7 +275,7 @@ def help_text(topic: str = "") -> str:
         return page
     from .builtins import FUNCTIONS, METHODS
 
-    entry = FUNCTIONS.get(topic) or METHODS.get(topic)
+    entry = FUNCTIONS.get(exact) or FUNCTIONS.get(topic) or METHODS.get(topic)
     if entry is not None and entry.doc:
         return entry.doc
     return f"no help on '{topic}'. Topics: {' '.join(sorted([*TOPICS, 'builtins']))}"

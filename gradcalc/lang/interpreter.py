@@ -6,15 +6,15 @@ functions); running them changes the workspace and reports output through the `H
 
 from __future__ import annotations
 
-import math
 import weakref
 from typing import Any, Protocol
 
 from . import ast as A
 from . import statements  # noqa: F401 - registers every statement's compile function
-from .builtins import DTYPES, FUNCTIONS
+from .builtins import CONSTANTS, DTYPES, FUNCTIONS
 from .compiler import Compiler
 from .errors import GradcalcError, Loc, close_matches
+from .namespace import FUNC
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
@@ -66,7 +66,8 @@ class Interpreter:
         self.workspace.clear()
         self.loop_leftovers.clear()
         self.predefined.clear()
-        self.predefined.update(pi=math.pi, e=math.e, inf=math.inf, nan=math.nan)
+        self.predefined.update(CONSTANTS)
+        self.predefined["func"] = FUNC  # the torch.func transforms: func.grad(f), ...
 
     def loop_ended(self, frame: Frame, names: list[str]) -> None:
         """A `for` loop over `names` ended in `frame`: at top level, remember what each name was left at."""
@@ -121,6 +122,11 @@ class Interpreter:
             if f.hints and name in f.hints:
                 return GradcalcError(f.hints[name], loc)
             f = f.parent
+        from .habits import name_pointer
+
+        pointer = name_pointer(name)
+        if pointer is not None:
+            return GradcalcError(f"name '{name}' is not defined: {pointer}", loc)
         known: set[str] = set(self.predefined) | set(FUNCTIONS) | set(DTYPES)
         f = frame
         while f is not None:

@@ -41,10 +41,12 @@ def torch_repr(value: Any) -> str:
     Tensor, Node, DType = _engine()
     if isinstance(value, Tensor):
         from gradcalc.autograd.printing import tensor_repr
+        from gradcalc.autograd.tensor import is_parameter
 
-        return tensor_repr(
+        text = tensor_repr(
             _array(value), requires_grad=value.requires_grad, grad_fn=_grad_fn_name(value), dtype_prefix=""
         )
+        return "Parameter containing:\n" + text if is_parameter(value) else text  # a module's, as PyTorch shows it
     if isinstance(value, tuple):  # also x.shape, which prints (2, 3) rather than torch.Size([2, 3])
         items = [torch_repr(v) for v in value]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

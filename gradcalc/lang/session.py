@@ -100,23 +100,29 @@ class Session:
         """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
         from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
         from .runtime import ENGINE as _T
+        from .values import surface_of
 
         parts = name.split(".")
         value = self.workspace.get(parts[0], self._interp.predefined.get(parts[0]))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for part in parts[1:]:
-                if not isinstance(value, _T.Tensor) or part not in ATTRIBUTES:
-                    return []
+                surface = surface_of(value)
                 try:
-                    value = getattr(value, ATTRIBUTES[part])
+                    if surface is not None:  # lin.weight., net.bias.
+                        value = surface.attribute(value, part)
+                    elif isinstance(value, _T.Tensor) and part in ATTRIBUTES:
+                        value = getattr(value, ATTRIBUTES[part])
+                    else:
+                        return []
                 except Exception:
                     return []
         if isinstance(value, _T.Tensor):
             return sorted(set(ATTRIBUTES) | set(METHODS) | set(TENSOR_HOOK_METHODS))
         if isinstance(value, _T.Node):
             return sorted(NODE_ATTRIBUTES + NODE_METHODS)
-        return []
+        surface = surface_of(value)
+        return surface.names(value) if surface is not None else []
 
     def status(self) -> tuple[str, int]:
         """(grad mode: "grad" | "no_grad" | "inference_mode", tensors in the workspace that require grad)."""

@@ -1,9 +1,14 @@
 """What expressions do with values at run time, outside the closures themselves: literal data, indices,
-size checks before large operations, and the attributes and methods of values that are not tensors."""
+size checks before large operations, and the attributes and methods of values that are not tensors.
+
+Modules and optimizers are values too, with the public surface objects.py declares (`surface_of`); that
+module, and the engine's nn and optim packages, load only once a program has made one."""
 
 from __future__ import annotations
 
+import sys
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from .builtins import (
@@ -17,6 +22,7 @@ from .builtins import (
     describe,
 )
 from .errors import GradcalcError, Loc, close_matches
+from .namespace import Namespace
 from .runtime import ENGINE as _T
 from .runtime import BoundMethod
 
@@ -93,6 +99,25 @@ def _is_node(o: Any) -> bool:
     return isinstance(o, _T.Node)
 
 
+# type -> how a value of that type is called (`net(x)`); filled by objects.py for the module classes
+OBJECT_CALLS: dict[type, Callable[[Any, list, dict], Any]] = {}
+
+
+def surface_of(o: Any) -> Any:
+    """The declared surface (objects.py) of a module or optimizer, or None for any other value."""
+    if "gradcalc.nn" not in sys.modules and "gradcalc.optim" not in sys.modules:
+        return None  # no program has made one
+    from .objects import surface_of as find
+
+    return find(o)
+
+
+def _located(exc: GradcalcError, loc: Loc) -> GradcalcError:
+    if exc.loc is None:
+        exc.loc = loc
+    return exc
+
+
 def other_attribute(o: Any, name: str, loc: Loc) -> Any:
     """Attributes of values that are not tensors (and unknown tensor attributes)."""
     if type(o) is _T.Tensor:
@@ -102,6 +127,8 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
         close = close_matches(name, list(ATTRIBUTES) + list(METHODS), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         raise GradcalcError(f"a tensor has no attribute '{name}'{hint}", loc)
+    if type(o) is Namespace:
+        return o.member(name, loc)
     if _is_node(o):
         if name == "saved" or name.startswith("_saved_"):
             from . import saved
@@ -117,6 +144,12 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
     language_attribute = getattr(type(o), "language_attribute", None)  # values of the language (saved, hooks)
     if language_attribute is not None:
         return language_attribute(o, name, loc)
+    surface = surface_of(o)
+    if surface is not None:
+        try:
+            return surface.attribute(o, name)
+        except GradcalcError as exc:
+            raise _located(exc, loc) from None
     raise GradcalcError(f"{describe(o)} has no attribute '{name}'", loc)
 
 
@@ -130,6 +163,13 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
         if name in ATTRIBUTES:
             raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
         other_attribute(o, name, loc)  # raises: no such attribute
+    if type(o) is Namespace:  # func.grad(f)
+        try:
+            return o.member(name, loc)(*args, **kwargs)
+        except GradcalcError as exc:
+            if exc.loc is None:
+                exc.loc = loc
+            raise
     if _is_node(o) and name in NODE_HOOK_METHODS:
         from . import hooks
 
@@ -141,6 +181,37 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
     language_method = getattr(type(o), "language_method", None)
     if language_method is not None:
         return language_method(o, name, args, kwargs, loc)
+    surface = surface_of(o)
+    if surface is not None:
+        try:
+            return surface.method(o, name, args, kwargs)
+        except GradcalcError as exc:
+            raise _located(exc, loc) from None
     raise GradcalcError(f"{describe(o)} has no method '{name}'", loc)
+
+
+def assign_other_attribute(o: Any, name: str, value: Any, loc: Loc) -> bool:
+    """`o.name = value` for a module or optimizer (False: `o` is neither, the caller says what is wrong)."""
+    surface = surface_of(o)
+    if surface is None:
+        return False
+    try:
+        surface.assign(o, name, value)
+    except GradcalcError as exc:
+        raise _located(exc, loc) from None
+    return True
+
+
+def assign_other_item(o: Any, index: Any, value: Any, loc: Loc) -> None:
+    """`o[i] = value` where o is not a tensor: a Sequential's layer; anything else is an error."""
+    surface = surface_of(o)
+    if surface is not None and hasattr(surface, "assign_item"):
+        try:
+            surface.assign_item(o, index, value)
+        except GradcalcError as exc:
+            raise _located(exc, loc) from None
+        return
+    hint = "; to change an optimizer's learning rate, write opt.lr = value" if isinstance(o, dict) else ""
+    raise GradcalcError(f"only tensors can be assigned into by index, not {describe(o)}{hint}", loc)
 
 

@@ -40,7 +40,10 @@ def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
             fn.name() if fn is not None else "None",
             _grad(value),
         )
-    shown = describe(value)
+    from .values import surface_of
+
+    surface = surface_of(value)
+    shown = surface.summary(value) if surface is not None else describe(value)  # net  Sequential  1,153 parameters
     if isinstance(value, (bool, int, float, str)) or value is None:
         shown = f"{shown}: {value!r}"
     return (name, shown, "", "", "", "", "")

@@ -59,6 +59,22 @@ def test_repeated_expression_options_are_successive_lines(run_gradcalc: Run) -> 
     assert result.stderr.startswith("<expr>:4:1: error:")  # the fourth -e is line 4
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("-e", "-1/0"),
+        ("--format", "torch", "-e", "-1/0"),
+        ("-e", "-1/0", "--keep-going"),
+        ("-e", " -1/0"),
+        ("-e", "\t-1/0"),
+        ("-e", "  x = -1\n  x / 0"),
+    ],
+)
+def test_expression_text_may_start_with_a_minus_or_a_blank(run_gradcalc: Run, torch, args: tuple[str, ...]) -> None:
+    result = run_gradcalc(*args)  # LANGUAGE.md section 6: `gradcalc -e '-1/0'` prints tensor(-inf)
+    assert (result.returncode, result.stdout, result.stderr) == (0, repr(torch.tensor(-1.0) / 0) + "\n", "")
+
+
 def test_standard_input_pipe(run_gradcalc: Run) -> None:
     program = "x = 0.5 requires_grad\ny = sin(x)\nbackward y\nx.grad\n"
     result = run_gradcalc("--format", "plain", stdin=program)

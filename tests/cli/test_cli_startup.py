@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gradcalc.cli import build_parser, quick_arguments
+from gradcalc.cli import build_parser, expr_texts_attached, quick_arguments
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("file", "expr", "interactive", "keep_going", "format", "max_elements")
@@ -29,12 +29,15 @@ FIELDS = ("file", "expr", "interactive", "keep_going", "format", "max_elements")
         ["-e", "a = 2", "-e", "b = a * 5", "-e", "b"],
         ["-e", "x = 2 requires_grad; backward x**3; x.grad"],
         ["-e", "1 -e 2"],
+        ["-e", "-1"],
+        ["-e", "-x"],
+        ["-e", "-1/0", "-e", "--format"],
     ],
 )
 def test_quick_arguments_read_as_argparse_does(argv: list[str]) -> None:
     quick = quick_arguments(argv)
     assert quick is not None
-    expected = build_parser().parse_args(argv)
+    expected = build_parser().parse_args(expr_texts_attached(argv))
     assert {f: getattr(quick, f) for f in FIELDS} == {f: getattr(expected, f) for f in FIELDS}
 
 
@@ -46,8 +49,6 @@ def test_quick_arguments_read_as_argparse_does(argv: list[str]) -> None:
         ["--version"],
         ["-h"],
         ["-e"],
-        ["-e", "-1"],
-        ["-e", "-x"],
         ["-e1 + 1"],
         ["-e", "1", "script.gc"],
         ["script.gc", "-e", "1"],

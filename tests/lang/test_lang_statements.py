@@ -87,11 +87,11 @@ def test_list_values_and_tuples() -> None:
 
 def test_predefined_constants_and_their_reset() -> None:
     s = Session()
-    assert (
-        run("pi\ne\ninf\n-inf\nnan\n", session=s).out
-        == "3.141592653589793\n2.718281828459045\ninf\n-inf\nnan\n"
+    # each prints as the number literal of its value (LANGUAGE.md section 1's own text)
+    assert run("pi\ne\ninf\n-inf\nnan\n", session=s).out == (
+        "tensor(3.1416)\ntensor(2.7183)\ntensor(inf)\ntensor(-inf)\ntensor(nan)\n"
     )
-    assert run("pi = 3\npi\n:reset\npi\n", session=s).out == "tensor(3.)\n3.141592653589793\n"
+    assert run("pi = 3\npi\n:reset\npi\n", session=s).out == "tensor(3.)\ntensor(3.1416)\n"
 
 
 # -- assignment and what prints ----------------------------------------------------------------------

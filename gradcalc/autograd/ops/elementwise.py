@@ -61,6 +61,11 @@ def _relu(a: np.ndarray) -> np.ndarray:
     return np.maximum(0.0 if a.dtype.kind == "f" else 0, a)  # a float 0 is NumPy's fast path for floats
 
 
+def _frac(a: np.ndarray) -> np.ndarray:
+    # the fractional part with the sign of a, as PyTorch's x - trunc(x)
+    return a - np.trunc(a)
+
+
 def _zeros_like(g: Any) -> Any:
     """A constant zero gradient (PyTorch's `zeros_like(grad)`: it never requires grad)."""
     if type(g) is not Tensor:
@@ -123,6 +128,13 @@ UNARY: dict[str, tuple[Any, ...]] = {
     "sigmoid": (_sigmoid, "SigmoidBackward0", "y", lambda g, x, y: sigmoid_backward(g, y)),
     "erf": (_erf, "ErfBackward0", "x", lambda g, x, y: A.mul_scalar(exp(-(x**2.0)), 2.0 / math.sqrt(math.pi)) * g),
     "exp2": (np.exp2, "Exp2Backward0", "y", lambda g, x, y: A.mul_scalar(g * y, math.log(2.0))),
+    # rounding: piecewise constant, so PyTorch's gradient is zeros_like(grad) (0 at the jumps too); frac(x) =
+    # x - trunc(x) passes the gradient through unchanged, as PyTorch's `self: grad`
+    "round": (np.round, "RoundBackward0", "", lambda g, x, y: _zeros_like(g)),
+    "floor": (np.floor, "FloorBackward0", "", lambda g, x, y: _zeros_like(g)),
+    "ceil": (np.ceil, "CeilBackward0", "", lambda g, x, y: _zeros_like(g)),
+    "trunc": (np.trunc, "TruncBackward0", "", lambda g, x, y: _zeros_like(g)),
+    "frac": (_frac, "FracBackward0", "", lambda g, x, y: g),
 }
 
 

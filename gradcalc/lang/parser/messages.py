@@ -219,12 +219,14 @@ def _first_on_line(tok: Token, state: _BlockState) -> bool:
 def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF
 
+    from ..habits import character_pointer, with_pointer, word_pointer
+
     if isinstance(exc, UnexpectedCharacters):
         char = state.source[exc.pos_in_stream] if exc.pos_in_stream is not None else "?"
         where = Loc(exc.line, exc.column)
         if char in "\"'":
             return SyntaxProblem("unterminated string (a string ends on the line it starts)", where)
-        return SyntaxProblem(f"unexpected character {char!r}", where)
+        return SyntaxProblem(with_pointer(f"unexpected character {char!r}", character_pointer(char)), where)
 
     tok: Token | None = getattr(exc, "token", None)
     expected = _parser_expects(exc)
@@ -235,6 +237,8 @@ def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     eof = state.is_eof(tok)
     prev = state.before_last if state.last is tok else state.last
 
+    if prev is not None and prev.type == "NAME" and word_pointer(str(prev)):  # `lambda v: ...`
+        return SyntaxProblem(f"unexpected '{prev}': {word_pointer(str(prev))}", Loc(prev.line, prev.column))
     if state.brackets and (eof or (tok.line > state.brackets[-1].line and _first_on_line(tok, state))):
         problem = _unclosed(state, where if not eof else _end_loc(state))
         problem.incomplete = eof  # type: ignore[attr-defined]

@@ -168,7 +168,7 @@ def compile_aug_assign(c: Compiler, st: AugAssign) -> Closure:
             except Exception as exc:
                 raise operator_error(exc, sym, old, v, loc) from None
             return
-        if isinstance(target, A.Attribute):
+        if isinstance(target, A.Attribute) and type(old) not in (int, float):  # opt.lr *= 0.5 is a new number
             raise GradcalcError(f"'{sym}' changes a tensor in place, but .{target.name} is {describe(old)}", loc)
         try:
             new = op(old, v)

@@ -12,20 +12,22 @@ from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..runtime import ENGINE, Closure, Frame
 
 
-@rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT test
-def lower_backward_flag(tok: Any, value: Any = None) -> tuple[str, Any, Loc]:
-    return (str(tok), value, token_loc(tok))
+@rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
+def lower_backward_flag(tok: Any, *rest: Any) -> tuple[str, Any, Loc]:
+    return (str(tok), rest[-1] if rest else None, token_loc(tok))
 
 
 @statement("backward_stmt")  # backward_stmt: BACKWARD test backward_flag*  (the flags in any order)
 class Backward(Stmt):
-    """`backward y [retain_graph] [create_graph] [gradient G]`: `y.backward(...)`."""
+    """`backward y [retain_graph] [create_graph] [gradient G] [inputs [a, b]]`: `y.backward(...)`; with
+    `inputs`, only those tensors accumulate into their `.grad` (PyTorch's `inputs=`)."""
 
     loc: Loc
     expr: Any
     gradient: Any
     retain_graph: bool
     create_graph: bool
+    inputs: Any = None
 
     @classmethod
     def lower(cls, kw: Any, expr: Any, *flags: tuple[str, Any, Loc]) -> Backward:
@@ -34,7 +36,8 @@ class Backward(Stmt):
             if name in seen:
                 raise SyntaxProblem(f"`{name}` is given twice", where)
             seen[name] = value
-        return cls(token_loc(kw), expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen)
+        return cls(token_loc(kw), expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen,
+                   seen.get("inputs"))
 
 
 @compiles(Backward)
@@ -45,6 +48,8 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
     create = st.create_graph
     where = start_of(st.expr)
     gradient_at = start_of(st.gradient) if st.gradient is not None else None
+    inputs = c.expr(st.inputs, ARG) if st.inputs is not None else None
+    inputs_loc = start_of(st.inputs) if st.inputs is not None else None
 
     def run(f: Frame) -> None:
         y = ev(f)
@@ -53,9 +58,21 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
         g = as_tensor(gradient(f)) if gradient is not None else None
         if g is not None and not isinstance(g, ENGINE.Tensor):
             raise GradcalcError(f"backward: the gradient must be a tensor, not {describe(g)}", gradient_at)
-        y.backward(g, retain_graph=retain, create_graph=create)
+        wanted = _inputs(inputs(f), inputs_loc) if inputs is not None else None
+        y.backward(g, retain_graph=retain, create_graph=create, inputs=wanted)
 
     return run
+
+
+def _inputs(value: Any, loc: Loc | None) -> list[Any]:
+    """`backward y inputs X`: X is a tensor or a list or tuple of tensors."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for v in items:
+        if not isinstance(v, ENGINE.Tensor):
+            raise GradcalcError(f"backward ... inputs needs a tensor or a list of tensors, not {describe(v)}", loc)
+    if not items:
+        raise GradcalcError("backward ... inputs is empty: name the tensors whose .grad should accumulate", loc)
+    return items
 
 
 @statement("retain_grad_stmt")  # retain_grad_stmt: RETAIN_GRAD exprlist

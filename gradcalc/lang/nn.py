@@ -1,0 +1,335 @@
+"""The language's modules, losses and optimizers: callables of gradcalc.nn, nn.functional and gradcalc.optim
+behind checked signatures.
+
+builtins.py declares which names the language takes from the engine (`NN_BUILTINS`); each of those built-ins
+resolves here on its first call, so that a plain run imports neither gradcalc.nn nor gradcalc.optim. The
+methods of modules and optimizers (objects.py) are checked the same way. `Checked` wraps one engine callable:
+
+- the parameters it shows are the engine's, less the implementation's own (`device=`, `foreach=`, ...:
+  `HIDDEN`); a parameter that comes after a hidden one is taken by name only, so that an argument given by
+  position never lands where PyTorch would put another;
+- each argument is checked against the engine's annotation (`int`, `float`, `bool`, `str`, `Tensor`, a pair
+  of numbers, a function, a module, a dict) or, where the annotation says nothing, against PyTorch's name for
+  the parameter (`params` a list of tensors, `dtype` a dtype, `state_dict` a dict): `ANNOTATION_KINDS`,
+  `NAMED_KINDS`;
+- a wrong call names the built-in and its signature as `:help NAME` shows it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .convert import RawList, as_tensor, describe, engine
+from .errors import GradcalcError
+
+# PyTorch's parameters that only say how a computation runs (or are deprecated): not the language's.
+HIDDEN = frozenset({
+    "device", "size_average", "reduce", "foreach", "capturable", "differentiable", "fused", "_stacklevel",
+    "generator", "memo", "destination",
+})
+
+# Why a hidden parameter is not the language's (said when one is given).
+HIDDEN_WHY: dict[str, str] = {
+    "device": "gradcalc runs on the CPU only: leave device= out",
+    "size_average": "it is deprecated in PyTorch: use reduction=",
+    "reduce": "it is deprecated in PyTorch: use reduction=",
+    **dict.fromkeys(
+        ("foreach", "capturable", "differentiable", "fused"),
+        "it only chooses how PyTorch runs the update (gradcalc has one way): leave it out",
+    ),
+}
+
+# What an argument must be, from the engine's annotation ...
+ANNOTATION_KINDS: dict[str, str] = {
+    "Tensor": "tensor", "int": "whole", "float": "number", "bool": "bool", "str": "string",
+    "tuple[float, float]": "pair", "Module": "module",
+}
+# ... or, where the annotation says nothing (`Any`), from PyTorch's name for the parameter.
+NAMED_KINDS: dict[str, str] = {"params": "parameters", "dtype": "dtype", "state_dict": "dict"}
+# (built-in, parameter): how the language shows and checks a parameter the engine declares as `*args`.
+RENAMED: dict[tuple[str, str], tuple[str, str]] = {("Sequential", "args"): ("modules", "module")}
+
+WANTS: dict[str, str] = {
+    "tensor": "a tensor",
+    "whole": "a whole number",
+    "number": "a number",
+    "bool": "true or false",
+    "string": "a string",
+    "pair": "a pair of numbers such as (0.9, 0.999)",
+    "function": "a function",
+    "module": "a module (such as Linear(1, 8) or Tanh())",
+    "parameters": "a list of tensors (net.parameters(), or [w, b])",
+    "dtype": "a dtype (float32 or float64)",
+    "dict": "a dict (what state_dict() returns)",
+}
+
+
+class WrongArgument(Exception):
+    """An argument of the wrong kind (the caller words the message)."""
+
+
+def shown(value: Any) -> str:
+    """A value as a message shows it: numbers and strings as written, anything else by its kind."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return f'"{value}"'
+    return describe(value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Argument kinds
+
+
+def _tensor_type() -> type:
+    from gradcalc.autograd.tensor import Tensor
+
+    return Tensor
+
+
+def _tensor(v: Any) -> Any:
+    if type(v) in (int, float, RawList):
+        return as_tensor(v)
+    if isinstance(v, _tensor_type()):
+        return v
+    raise WrongArgument
+
+
+def _one_number(v: Any) -> Any:
+    """A Python number, or the value of a one-element tensor that does not require grad."""
+    if isinstance(v, bool):
+        raise WrongArgument
+    if isinstance(v, (int, float)):
+        return v
+    if isinstance(v, _tensor_type()) and v.numel() == 1 and not v.requires_grad and v.dtype.is_floating_point:
+        return v.item()
+    raise WrongArgument
+
+
+def _whole(v: Any) -> int:
+    x = _one_number(v)
+    if isinstance(x, float):
+        if not x.is_integer():
+            raise WrongArgument
+        return int(x)
+    return x
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise WrongArgument
+
+
+def _string(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    raise WrongArgument
+
+
+def _pair(v: Any) -> tuple[Any, Any]:
+    if isinstance(v, _tensor_type()) and v.ndim == 1:
+        v = tuple(v.unbind())
+    if isinstance(v, (tuple, list)) and len(v) == 2:
+        return (_one_number(v[0]), _one_number(v[1]))
+    raise WrongArgument
+
+
+def _function(v: Any) -> Any:
+    from .values import OBJECT_CALLS
+
+    if callable(v) and not isinstance(v, (_tensor_type(), type)) and type(v) not in OBJECT_CALLS:
+        return v  # (a module is called on tensors, not as a function of no arguments)
+    raise WrongArgument
+
+
+def _module(v: Any) -> Any:
+    from gradcalc.nn import Module
+
+    if isinstance(v, Module):
+        return v
+    raise WrongArgument
+
+
+def _parameters(v: Any) -> list[Any]:
+    if isinstance(v, _tensor_type()) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
+        return []  # `[]` is an empty tensor in the language: the engine then says the list is empty
+    if isinstance(v, (list, tuple)) and all(isinstance(p, _tensor_type()) for p in v):
+        return list(v)
+    raise WrongArgument
+
+
+def _dtype(v: Any) -> Any:
+    from gradcalc.autograd.tensor import DType
+
+    if isinstance(v, DType) and v.is_floating_point:
+        return v
+    raise WrongArgument
+
+
+def _dict(v: Any) -> Any:
+    if isinstance(v, dict):
+        return v
+    raise WrongArgument
+
+
+CONVERT: dict[str, Callable[[Any], Any]] = {
+    "tensor": _tensor, "whole": _whole, "number": _one_number, "bool": _bool, "string": _string,
+    "pair": _pair, "function": _function, "module": _module, "parameters": _parameters, "dtype": _dtype,
+    "dict": _dict, "any": lambda v: v,
+}
+
+
+def kind_of(owner: str, p: inspect.Parameter) -> tuple[str, bool]:
+    """(the kind of argument parameter `p` of `owner` takes, whether none is allowed too)."""
+    annotation = "" if p.annotation is inspect.Parameter.empty else str(p.annotation)
+    parts = [s.strip() for s in annotation.split("|")] if annotation else []
+    optional = "None" in parts or (p.default is None)
+    parts = [s for s in parts if s != "None"]
+    renamed = RENAMED.get((owner, p.name))
+    if renamed is not None:
+        return renamed[1], optional
+    if p.name in NAMED_KINDS and parts in ([], ["Any"]):
+        return NAMED_KINDS[p.name], optional
+    if len(parts) == 1:
+        only = parts[0]
+        if only in ANNOTATION_KINDS:
+            return ANNOTATION_KINDS[only], optional
+        if only.startswith("Callable"):
+            return "function", optional
+        if only.startswith("dict"):
+            return "dict", optional
+    return "any", optional
+
+
+# ---------------------------------------------------------------------------------------------------
+# Checked callables
+
+
+class Checked:
+    """An engine callable as the language calls it: the parameters it shows, each argument checked, and
+    messages that name `text` (the signature as `:help` shows it)."""
+
+    def __init__(self, name: str, fn: Callable[..., Any], method: bool = False, prefix: str = "") -> None:
+        self.name, self.fn = name, fn
+        params = list(inspect.signature(fn).parameters.values())
+        if method:
+            params = params[1:]
+        shown_params: list[inspect.Parameter] = []
+        self.kinds: dict[str, tuple[str, bool]] = {}
+        self.positional: list[str] = []
+        self.required: list[str] = []
+        self.var: str | None = None  # the shown name of a `*args` parameter
+        by_position = True
+        for p in params:
+            if p.kind is inspect.Parameter.VAR_KEYWORD:
+                continue
+            if p.name in HIDDEN:
+                by_position = False
+                continue
+            shown_name = RENAMED.get((name, p.name), (p.name, ""))[0]
+            self.kinds[shown_name] = kind_of(name, p)
+            if p.kind is inspect.Parameter.VAR_POSITIONAL:
+                self.var = shown_name
+                shown_params.append(p.replace(name=shown_name, annotation=inspect.Parameter.empty))
+                by_position = False
+                continue
+            if p.kind is inspect.Parameter.KEYWORD_ONLY:
+                by_position = False
+            kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if by_position else inspect.Parameter.KEYWORD_ONLY
+            if by_position:
+                self.positional.append(p.name)
+            if p.default is inspect.Parameter.empty:
+                self.required.append(p.name)
+            shown_params.append(p.replace(kind=kind, annotation=inspect.Parameter.empty))
+        self.signature = inspect.Signature(shown_params)
+        from .builtins import signature_text
+
+        self.text = prefix + signature_text(name, self)
+
+    @property
+    def __signature__(self) -> inspect.Signature:  # what inspect.signature (and signature_text) reads
+        return self.signature
+
+    def fail(self, message: str) -> GradcalcError:
+        return GradcalcError(f"{self.text}: {message}")
+
+    def bind(self, args: tuple | list, kwargs: dict) -> tuple[list[Any], dict[str, Any]]:
+        """The arguments, checked and converted: (the `*args` values, the others by name)."""
+        n = len(self.positional)
+        if len(args) > n and self.var is None:
+            taken = f"{n} argument{'s' * (n != 1)}" if n else "no arguments"
+            by_name = [k for k in self.kinds if k not in self.positional]
+            hint = f"; give {', '.join(k + '=' for k in by_name)} by name" if by_name and n else ""
+            raise self.fail(f"takes {taken} by position, but {len(args)} were given{hint}")
+        values = dict(zip(self.positional, args, strict=False))
+        rest = list(args[n:])
+        for key, value in kwargs.items():
+            if key in HIDDEN_WHY and key not in self.kinds:
+                raise self.fail(f"there is no parameter '{key}' here; {HIDDEN_WHY[key]}")
+            if key not in self.kinds or key == self.var:
+                close = difflib.get_close_matches(key, [k for k in self.kinds if k != self.var], n=1)
+                hint = f"; did you mean '{close[0]}='?" if close else ""
+                raise self.fail(f"there is no parameter '{key}'{hint}")
+            if key in values:
+                raise self.fail(f"'{key}' is given twice (by position and by name)")
+            values[key] = value
+        for key in self.required:
+            if key not in values:
+                raise self.fail(f"'{key}' is missing")
+        for key, value in values.items():
+            values[key] = self.convert(key, value)
+        if self.var is not None:
+            rest = [self.convert(self.var, v, i) for i, v in enumerate(rest)]
+        return rest, values
+
+    def convert(self, key: str, value: Any, index: int | None = None) -> Any:
+        kind, optional = self.kinds[key]
+        if value is None and optional:
+            return None
+        try:
+            return CONVERT[kind](value)
+        except WrongArgument:
+            what = key if index is None else f"each of the {key}"
+            wants = WANTS[kind] + (" or none" if optional else "")
+            raise self.fail(f"{what} must be {wants}, not {shown(value)}") from None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        rest, values = self.bind(args, kwargs)
+        return self.fn(*rest, **values)
+
+    def call_on(self, obj: Any, args: tuple | list, kwargs: dict) -> Any:
+        """Call the method on `obj`, the arguments checked."""
+        rest, values = self.bind(args, kwargs)
+        return self.fn(obj, *rest, **values)
+
+
+def engine_object(path: str) -> Any:
+    """`nn.Linear`, `optim.Adam`, `nn.functional.gelu`: the engine's object (importing its package)."""
+    space, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(f"{engine().__name__}.{space}"), name)
+
+
+def language_callable(name: str, path: str) -> Callable[..., Any]:
+    """Built-in `name` (engine object at `path`): a function with the shown signature and the engine's
+    docstring, that checks its arguments and calls the engine."""
+    target = engine_object(path)
+    checked = Checked(name, target)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return checked(*args, **kwargs)
+
+    call.__signature__ = checked.signature  # type: ignore[attr-defined]
+    call.__doc__ = target.__doc__
+    call.__name__ = name
+    from . import objects  # noqa: F401 - modules and optimizers become values with their surface
+
+    return call
