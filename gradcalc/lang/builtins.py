@@ -36,7 +36,7 @@ from .convert import (
     size_of_product,
     whole,
 )
-from .errors import GradcalcError
+from .errors import ArgumentError, GradcalcError
 
 __all__ = [
     "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS",
@@ -229,7 +229,7 @@ class Builtin:
             pointer = call_pointer(self.name, args) if not self.method and err.loc is None else None
             if pointer is not None:
                 err = GradcalcError(with_pointer(err.message, pointer))
-            raise err from None
+            raise err from None  # (a GradcalcError raised by the callee's own checks comes out as it was)
         if isinstance(result, _tensor_type()) and result.numel() > LIMITS.max_elements:
             check_size(result.numel(), f"{self.name}(...)")
         return result
@@ -349,7 +349,7 @@ def _method_caller(name: str) -> Callable[..., Any]:
         obj = as_tensor(obj)
         method = getattr(obj, name, None)
         if method is None or not isinstance(obj, _tensor_type()):
-            raise GradcalcError(f"{name}: argument '{first}' must be a tensor, not {describe(obj)}")
+            raise ArgumentError(f"{name}: argument '{first}' must be a tensor, not {describe(obj)}")
         return method(*args, **kwargs)
 
     call.__signature__ = signature  # type: ignore[attr-defined]

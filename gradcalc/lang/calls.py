@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .convert import RawList, describe
-from .errors import GradcalcError, Interrupted
+from .errors import ArgumentError, GradcalcError
 from .failures import error_from, fallback, speaks_python, translate
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ TENSOR_NAMES = frozenset({
 def call_error(b: Builtin, exc: BaseException, args: tuple | list, kwargs: dict) -> GradcalcError:
     """A failed call of built-in (or method) `b` with the language's values `args`, `kwargs`, as one
     GradcalcError: the argument that is wrong and the signature, else the engine's message."""
-    if isinstance(exc, Interrupted) or (isinstance(exc, GradcalcError) and exc.loc is not None):
-        return exc  # from inside a function the built-in called (jacobian(f, x)): located there already
+    if isinstance(exc, GradcalcError) and not isinstance(exc, ArgumentError):
+        return exc  # in our words already: from the callee's own checks, or from a function it called
     if isinstance(exc, (RecursionError, MemoryError)):
         return error_from(exc, None)
     try:

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .errors import GradcalcError
+from .errors import ArgumentError, GradcalcError
 
 DEFAULT_MAX_ELEMENTS = 2**27
 
@@ -90,13 +90,13 @@ def whole(value: Any, what: str = "a dimension or size") -> int:
         return value
     if isinstance(value, float):
         if not value.is_integer():
-            raise GradcalcError(f"{what} must be a whole number, not {value!r}")
+            raise ArgumentError(f"{what} must be a whole number, not {value!r}")
         return int(value)
     if isinstance(value, _Tensor()):
         if value.numel() != 1:
-            raise GradcalcError(f"{what} must be a number, not a tensor of shape {tuple(value.shape)}")
+            raise ArgumentError(f"{what} must be a number, not a tensor of shape {tuple(value.shape)}")
         return whole(value.item(), what)
-    raise GradcalcError(f"{what} must be a whole number, not {describe(value)}")
+    raise ArgumentError(f"{what} must be a whole number, not {describe(value)}")
 
 
 def as_ints(value: Any) -> Any:
@@ -137,7 +137,7 @@ def as_any(value: Any) -> Any:
 
 def as_function(value: Any) -> Any:
     if not callable(value) or isinstance(value, _Tensor()):
-        raise GradcalcError(f"expected a function, not {describe(value)}")
+        raise ArgumentError(f"expected a function, not {describe(value)}")
     return value
 
 

@@ -72,9 +72,9 @@ def call_engine(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
     except GradcalcError:
         raise
     except Exception as exc:
-        from .failures import error_from
+        from .failures import translate
 
-        raise GradcalcError(our_words(error_from(exc, None).message, label)) from None
+        raise GradcalcError(our_words(translate(exc), label)) from None  # (error_from checks the result)
 
 
 def bind(label: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:

@@ -49,7 +49,8 @@ def signature(name: str, method: bool = False) -> str:
          f"add: argument 'b' must be a tensor or a number, not none. {signature('add', True)}"),
         ("zeros(2, dtype=3)", f"zeros: argument 'dtype' must be a dtype (float32, float64, int64 or bool), not 3. "
                               f"{signature('zeros')}"),
-        ("jacobian(3, [1, 2])", f"jacobian: argument 'func' must be a function, not 3. {signature('jacobian')}"),
+        ("jacobian(3, [1, 2])", "expected a function, not a number (the first argument of jacobian: a def, a built-in "
+                                "or a transformed function)"),
         ("x = [1, 2] requires_grad\nx.backward(x, [[1, 2], [3, 4]])",
          f"backward: argument 'retain_graph' must be true or false, not a list of numbers. "
          f"{signature('backward', True)}"),
@@ -96,7 +97,10 @@ def test_every_broadcasting_operation_says_what_pytorch_says(name: str, shapes: 
     with pytest.raises(RuntimeError) as caught:
         python(torch.ones(sa), torch.ones(sb))
     source = f"a = ones({', '.join(map(str, sa))})\nb = ones({', '.join(map(str, sb))})\n{form}"
-    assert error(source) == str(caught.value)
+    message = error(source)
+    if name == "max":  # then a pointer for those who meant the larger of two values (habits.py)
+        message = message.split("; ")[0]
+    assert message == str(caught.value)
 
 
 MATMUL = [
@@ -139,8 +143,11 @@ def test_named_products_say_what_pytorch_says(source: str, python) -> None:  # n
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_function_names_a_wrong_argument_and_its_signature(name: str) -> None:
-    message = error(f"{name}(1, foo_bar=2)")
-    assert message == f"{name} does not take an argument 'foo_bar'. {signature(name)}"
+    message = error(f"{name}(foo_bar=2)")
+    if message.startswith(f"{name} "):
+        assert message == f"{name} does not take an argument 'foo_bar'. {signature(name)}"
+    else:  # a built-in that checks its own arguments (nn.py, transforms.py): the signature first
+        assert message.startswith(signature(name)) and "'foo_bar'" in message, message
 
 
 @pytest.mark.parametrize("name", sorted(METHODS))
