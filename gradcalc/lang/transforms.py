@@ -28,7 +28,7 @@ _PYTHON_TYPES = {
     "list": "a list", "tuple": "a tuple", "dict": "a dictionary", "Tensor": "a tensor",
     "function": "a function", "UserFunction": "a function", "Builtin": "a function", "Transformed": "a function",
     "CustomFunction": "a function", "BoundMethod": "a function", "Namespace": "a namespace",
-    "NamespaceFunction": "a function",
+    "NamespaceFunction": "a function", "DType": "a dtype", "Size": "a shape", "range": "a range", "slice": "a slice",
 }
 
 

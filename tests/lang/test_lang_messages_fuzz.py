@@ -95,15 +95,26 @@ node = y.grad_fn
 s = "abc"
 sh = w.shape
 n = 2
+lin = Linear(2, 3)
+net = Sequential(Linear(3, 4), Tanh(), Linear(4, 1))
+opt = SGD(lin.parameters(), lr=0.1)
+gf = func.grad(f)
 """
+OBJECTS = {"lin": "module", "net": "module", "opt": "optimizer", "gf": "function"}
 
 TENSORS = ["a", "v", "m", "w", "y", "z", "q", "f32", "bt", "it", "e0", "c3", "u", "k"]
+MODULE_METHODS = ("parameters", "named_parameters", "buffers", "children", "modules", "zero_grad", "train", "eval",
+                  "requires_grad_", "state_dict", "load_state_dict", "forward", "double", "float", "to", "append",
+                  "reset_parameters")
+OPTIMIZER_METHODS = ("step", "zero_grad", "state_dict", "load_state_dict")
+TRANSFORMS = ("grad", "vjp", "jvp", "jacrev", "jacfwd", "vmap", "hessian", "linearize", "grad_and_value")
 VALUES = [
     "none", "true", "false", "0", "1", "2", "-1", "3", "0.5", "-7", "1e300", "-1e300", "123456789012",
     "2.5", "inf", "nan", "n", "'abc'", "''", "s", "[1, 2]", "[1, 2, 3]", "[[1, 2], [3, 4]]", "[]", "[[]]",
     "[v, 2]", "[v, m]", "[v, none]", "[v, 's']", "[1, [2]]", "f", "sq", "sin", "sum", "v.sum", "node",
     "y.grad_fn", "sh", "v.shape", "(1, 2)", "(2, 3)", "(v, 1)", "(none,)", "float32", "int64", "bool",
-    "[true, false]", "v.grad", "y.grad_fn.next_functions",
+    "[true, false]", "v.grad", "y.grad_fn.next_functions", "lin", "net", "opt", "gf", "lin.weight", "func.grad",
+    "func", "lin.parameters()", "net[0]",
 ]
 KEYWORDS = [
     "foo", "dtype", "dim", "keepdim", "out", "input", "other", "requires_grad", "inputs", "retain_graph",
@@ -192,6 +203,19 @@ def others(rng: random.Random, count: int) -> Iterator[str]:
             yield rng.choice([f"grad({p}, {q})", f"grad(y, {q}, retain_graph={r})", f"grad({p}, [v, u])",
                               f"y.backward({q}, {r})", f"v.backward({q})", f"jacobian({p}, {q})",
                               f"hessian(f, {q})", f"gradcheck({p}, {q})"])
+        elif rng.random() < 0.5:  # modules, optimizers and transformed functions, with odd arguments
+            obj = rng.choice(list(OBJECTS))
+            kind_of = OBJECTS[obj]
+            if kind_of == "module" and rng.random() < 0.5:
+                yield rng.choice([f"{obj}({p})", f"{obj}({p}, {q})", f"{obj}[{p}]", f"{obj}.{rng.choice(attrs)}",
+                                  f"{obj}.weight = {p}", f"{obj}[{q}] = {p}"])
+            elif kind_of == "function":
+                transform = rng.choice(TRANSFORMS)
+                yield rng.choice([f"gf({p})", f"func.{transform}({p}, {q})", f"func.{transform}(f)({p})",
+                                  f"gf({p}, {q})"])
+            else:
+                methods = MODULE_METHODS if kind_of == "module" else OPTIMIZER_METHODS
+                yield f"{obj}.{rng.choice(methods)}({rng.choice(['', p, f'{p}, {q}', f'foo={q}'])})"
         elif rng.random() < 0.15:  # a plot samples its expression many times: a few of them
             order = rng.choice(["", " order 1", " order 5", f" order {r}"])
             yield f"plot {rng.choice([p, 'sin(t)', f't * {p}', f'{p}(t)'])} for t in [{q}, {r}]{order}"
