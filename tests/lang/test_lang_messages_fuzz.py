@@ -37,7 +37,7 @@ from gradcalc.lang.failures import fallback
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 SEED = 20240514
-ROUNDS = 24  # calls of each built-in and of each method (x2 with the keyword-argument round)
+ROUNDS = 36  # calls of each built-in and of each method (x2 with the keyword-argument round)
 BATCH = 60  # statements run in one session before a fresh one (failed statements change nothing)
 
 # Words that belong to Python's or NumPy's insides, never to a gradcalc message.
@@ -304,8 +304,8 @@ def run_all(sources: list[str], findings: Findings, differential: bool = True) -
 
 def test_every_call_speaks_the_language() -> None:
     rng = random.Random(SEED)
-    sources = list(calls(rng)) + list(others(rng, 6000))
-    assert len(sources) > 15000
+    sources = list(calls(rng)) + list(others(rng, 8000))
+    assert len(sources) > 25000
     findings = Findings()
     start = time.perf_counter()
     run_all(sources, findings)
