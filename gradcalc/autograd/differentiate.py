@@ -10,6 +10,16 @@ from .engine import _check_roots, run_backward, unused_error, warn_create_graph_
 from .tensor import Tensor
 
 
+def _flag(value: Any, name: str, what: str) -> Any:
+    """A True/False argument (None stays None): a bool, an int, or a one-element integer or bool tensor, as
+    PyTorch takes them; anything else is a TypeError before anything changes."""
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, Tensor) and value._data.size == 1 and value._data.dtype.kind in "biu":
+        return bool(value._data.reshape(()))
+    raise TypeError(f"{what}: {name} must be True or False, not {type(value).__name__}")
+
+
 def _as_list(x: Any) -> list:
     if type(x) is Tensor or isinstance(x, Tensor):
         return [x]
@@ -34,6 +44,8 @@ def backward(
     of `create_graph`) keeps saved values for another backward; `create_graph` records the backward
     itself so the gradients can be differentiated again; `inputs` limits which leaves accumulate.
     """
+    retain_graph = _flag(retain_graph, "retain_graph", "backward")
+    create_graph = _flag(create_graph, "create_graph", "backward")
     outs = _as_list(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables
@@ -88,6 +100,10 @@ def grad(
         found = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph,
                      allow_unused=allow_unused, materialize_grads=materialize_grads)
         return dict(zip(inputs.keys(), found, strict=True))
+    retain_graph = _flag(retain_graph, "retain_graph", "grad")
+    create_graph = _flag(create_graph, "create_graph", "grad")
+    allow_unused = _flag(allow_unused, "allow_unused", "grad")
+    materialize_grads = _flag(materialize_grads, "materialize_grads", "grad")
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     if not ins:

@@ -175,9 +175,11 @@ def run_backward(
     listener = listen.current() if listen.active else None
     instrumented = anomaly or (hooks.seen and (listener is not None or _runs_user_code(deps)))
 
-    recording, state.grad_enabled = state.grad_enabled, create_graph  # the walk records only under create_graph
-    releasing, state.releasing = state.releasing, not retain_graph and not create_graph
-    wanted, state.wanted = state.wanted, (None if needed is None else needed | set(capture))
+    # every value is computed before the thread's state changes: the `try` below restores it on every path
+    release = not retain_graph and not create_graph
+    want = None if needed is None else needed | set(capture)
+    recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
+    state.grad_enabled, state.releasing, state.wanted = bool(create_graph), release, want
     try:
         if instrumented:
 

@@ -48,6 +48,20 @@ inference_seen = False
 forward_seen = False
 
 
+_STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted")
+
+
+def save_state() -> tuple:
+    """This thread's modes (grad, inference, anomaly) and the engine's walk settings, to `restore_state`."""
+    return tuple(getattr(state, name) for name in _STATE_FIELDS)
+
+
+def restore_state(saved: tuple) -> None:
+    """Put back what `save_state` returned: for a host that must leave no mode changed by a failure."""
+    for name, value in zip(_STATE_FIELDS, saved, strict=True):
+        setattr(state, name, value)
+
+
 def is_grad_enabled() -> bool:
     """True when grad mode is on in this thread (inside inference mode nothing records even then)."""
     return state.inference_grad if state.inference else state.grad_enabled

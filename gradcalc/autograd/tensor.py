@@ -123,7 +123,9 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if not isinstance(value, Tensor):  # as PyTorch: an array of anything else is no tensor's data
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        self._data = value._data
 
     def numpy(self) -> np.ndarray:
         """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode
@@ -375,7 +377,7 @@ class DType:
             return self.np == other.np
         try:
             return self.np == np.dtype(other)  # type: ignore[arg-type]
-        except TypeError:
+        except (TypeError, ValueError):  # not a dtype, nor anything NumPy reads as one (a tensor, a tuple)
             return False
 
     def __hash__(self) -> int:

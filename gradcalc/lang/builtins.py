@@ -36,7 +36,7 @@ from .convert import (
     size_of_product,
     whole,
 )
-from .errors import GradcalcError
+from .errors import ArgumentError, GradcalcError
 
 __all__ = [
     "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS",
@@ -86,7 +86,7 @@ NOT_BUILT_INS = frozenset(
 PARAMETER_KINDS: dict[str, str] = {
     **dict.fromkeys(
         ("dim", "dims", "size", "shape", "start_dim", "end_dim", "dim0", "dim1", "chunks", "steps", "n", "m",
-         "index", "split_size_or_sections", "diagonal"),
+         "index", "split_size_or_sections", "diagonal", "source", "destination"),
         "I",
     ),
     **dict.fromkeys(
@@ -95,8 +95,8 @@ PARAMETER_KINDS: dict[str, str] = {
         "N",
     ),
     **dict.fromkeys(("tensors", "outputs", "inputs", "grad_outputs"), "L"),
-    **dict.fromkeys(("src", "condition", "cond"), "T"),
-    **dict.fromkeys(("func", "fn", "f"), "F"),
+    **dict.fromkeys(("src", "condition", "cond", "mat1", "mat2"), "T"),
+    **dict.fromkeys(("func", "fn", "f", "hook"), "F"),
     "data": "D",
 }
 
@@ -209,25 +209,27 @@ class Builtin:
         return tuple(out), kw
 
     def invoke(self, args: tuple | list, kwargs: dict) -> Any:
-        """Convert the arguments, check the size, call the engine, check the result's size."""
-        args, kwargs = self.convert(args, kwargs)
-        if self.size is not None:
-            try:
-                n = self.size(args, kwargs)
-            except (TypeError, ValueError, OverflowError):
-                n = 0  # malformed arguments: the engine says what is wrong
-            check_size(n, f"{self.name}(...)")
+        """Convert the arguments, check the size, call the engine, check the result's size. A failure is a
+        GradcalcError naming the argument that is wrong (calls.py; only on the way out), with a pointer when a
+        habit from elsewhere explains it (habits.py)."""
         try:
-            result = self.resolve()(*args, **kwargs)
+            converted, kw = self.convert(args, kwargs)
+            if self.size is not None:
+                try:
+                    n = self.size(converted, kw)
+                except (TypeError, ValueError, OverflowError):
+                    n = 0  # malformed arguments: the engine says what is wrong
+                check_size(n, f"{self.name}(...)")
+            result = self.resolve()(*converted, **kw)
         except Exception as exc:
+            from .calls import call_error
             from .habits import call_pointer, with_pointer
 
-            pointer = call_pointer(self.name, args) if not self.method else None
-            if pointer is None:
-                raise
-            from .failures import error_from
-
-            raise GradcalcError(with_pointer(error_from(exc, None).message, pointer)) from None
+            err = call_error(self, exc, args, kwargs)
+            pointer = call_pointer(self.name, args) if not self.method and err.loc is None else None
+            if pointer is not None:
+                err = GradcalcError(with_pointer(err.message, pointer))
+            raise err from None  # (a GradcalcError raised by the callee's own checks comes out as it was)
         if isinstance(result, _tensor_type()) and result.numel() > LIMITS.max_elements:
             check_size(result.numel(), f"{self.name}(...)")
         return result
@@ -316,11 +318,12 @@ def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> s
             continue
         elif p.default is inspect.Parameter.empty:
             parts.append(p.name)
-        else:
-            shown = p.default if p.default is None or isinstance(p.default, (bool, int, float, str)) else ""
-            if isinstance(p.default, tuple) and p.default and all(type(v) is float for v in p.default):
-                shown = p.default
-            parts.append(f"{p.name}={_shown(shown)}")
+        elif p.default is None or isinstance(p.default, (bool, int, float, str)):
+            parts.append(f"{p.name}={_shown(p.default)}")
+        elif isinstance(p.default, tuple) and p.default and all(type(v) is float for v in p.default):
+            parts.append(f"{p.name}={_shown(p.default)}")  # Adam's betas=(0.9, 0.999)
+        else:  # a sentinel that stands for none (`sum(x, dim=none)`), or a default not to spell out
+            parts.append(f"{p.name}={'none' if repr(p.default) == 'None' else ''}")
     return f"{'x.' if method else ''}{name}({', '.join(parts)})"
 
 
@@ -335,42 +338,49 @@ def _shown(value: Any) -> str:
 
 
 def _method_caller(name: str) -> Callable[..., Any]:
-    def call(obj: Any, *args: Any, **kwargs: Any) -> Any:
+    signature = inspect.signature(getattr(_tensor_type(), name))
+    first = next(iter(signature.parameters))  # the tensor, by position or by its name (`view(x=t)`)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if args:
+            obj, args = args[0], args[1:]
+        else:
+            obj = kwargs.pop(first, None)
         obj = as_tensor(obj)
         method = getattr(obj, name, None)
         if method is None or not isinstance(obj, _tensor_type()):
-            raise GradcalcError(f"{name}() needs a tensor, not {describe(obj)}")
+            raise ArgumentError(f"{name}: argument '{first}' must be a tensor, not {describe(obj)}")
         return method(*args, **kwargs)
 
-    call.__signature__ = inspect.signature(getattr(_tensor_type(), name))  # type: ignore[attr-defined]
+    call.__signature__ = signature  # type: ignore[attr-defined]
     call.__doc__ = getattr(_tensor_type(), name).__doc__
     return call
 
 
-def _py_range(*args: Any) -> range:
+def _py_range(*bounds: Any) -> range:
     """Whole numbers from start (default 0) up to end, by step: range(n), range(a, b), range(a, b, step)."""
-    if not 1 <= len(args) <= 3:
+    if not 1 <= len(bounds) <= 3:
         raise GradcalcError(
-            f"range takes 1 to 3 numbers (range(n), range(a, b), range(a, b, step)), not {len(args)}"
+            f"range takes 1 to 3 numbers (range(n), range(a, b), range(a, b, step)), not {len(bounds)}"
         )
-    return range(*(whole(a, "a range bound") for a in args))
+    return range(*(whole(a, "a range bound") for a in bounds))
 
 
 def _py_len(x: Any) -> int:
     """The size of x's first dimension (or the length of a tuple, list or string)."""
     if isinstance(x, _tensor_type()) and x.ndim == 0:
-        raise GradcalcError("len() of a 0-d tensor: it has no first dimension (use numel() for its size)")
+        raise GradcalcError("len of a 0-d tensor: it has no first dimension (use x.numel() for its size)")
     try:
         return len(x)
     except TypeError:
-        raise GradcalcError(f"len() needs a tensor, tuple, list or string, not {describe(x)}") from None
+        raise GradcalcError(f"len needs a tensor, tuple, list or string, not {describe(x)}") from None
 
 
 def _py_float(x: Any) -> float:
     """A one-element tensor as a Python number."""
     if isinstance(x, (int, float, bool)) or isinstance(x, _tensor_type()):
         return float(x)
-    raise GradcalcError(f"float() needs a number or a one-element tensor, not {describe(x)}")
+    raise GradcalcError(f"float needs a number or a one-element tensor, not {describe(x)}")
 
 
 PYTHON: dict[str, Callable[..., Any]] = {"range": _py_range, "len": _py_len, "float": _py_float}

@@ -264,7 +264,8 @@ class Compiler:
                 try:
                     o[i] = v
                 except Exception as exc:
-                    raise error_from(exc, loc) from None
+                    what = f"can't assign {describe(v)} into {describe(o)} at index {describe(i)}"
+                    raise error_from(exc, loc, what) from None
 
             return bind_item
         if isinstance(target, A.Attribute):
@@ -285,7 +286,7 @@ class Compiler:
                 try:
                     setattr(o, ATTRIBUTES[attr], v)
                 except Exception as exc:
-                    raise error_from(exc, loc) from None
+                    raise error_from(exc, loc, f"can't assign {describe(v)} to .{attr}") from None
 
             return bind_attr
         assert isinstance(target, A.TupleExpr)
@@ -574,7 +575,9 @@ class Compiler:
                     try:
                         result = getattr(o, target)()
                     except Exception as exc:
-                        raise error_from(exc, loc) from None
+                        from .calls import call_error
+
+                        raise error_from(call_error(b, exc, (), {}), loc) from None
                     if type(result) is Tensor and result.numel() > limits.max_elements:
                         check_size(result.numel(), f"x.{name}()")
                     return result
@@ -633,7 +636,7 @@ class Compiler:
                     raise GradcalcError(f"can't index {describe(o)}", loc) from None
                 raise GradcalcError(f"can't index {describe(o)} with {describe(i)}", loc) from None
             except Exception as exc:
-                raise error_from(exc, loc) from None
+                raise error_from(exc, loc, f"can't index {describe(o)} with {describe(i)}") from None
 
         return ev
 

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .errors import GradcalcError
+from .errors import ArgumentError, GradcalcError
 
 DEFAULT_MAX_ELEMENTS = 2**27
 
@@ -75,7 +75,10 @@ def as_tensor(value: Any) -> Any:
 
 
 def as_tensors(value: Any) -> Any:
-    if isinstance(value, (list, tuple)) and type(value) is not RawList:
+    """`L`: a tensor, or a list or tuple of them (a tuple stays a tuple: `hessian(f, (a, b))`)."""
+    if isinstance(value, tuple):
+        return tuple(as_tensor(v) for v in value)
+    if isinstance(value, list) and type(value) is not RawList:
         return [as_tensor(v) for v in value]
     return as_tensor(value)
 
@@ -87,13 +90,13 @@ def whole(value: Any, what: str = "a dimension or size") -> int:
         return value
     if isinstance(value, float):
         if not value.is_integer():
-            raise GradcalcError(f"{what} must be a whole number, not {value!r}")
+            raise ArgumentError(f"{what} must be a whole number, not {value!r}")
         return int(value)
     if isinstance(value, _Tensor()):
         if value.numel() != 1:
-            raise GradcalcError(f"{what} must be a number, not a tensor of shape {tuple(value.shape)}")
+            raise ArgumentError(f"{what} must be a number, not a tensor of shape {tuple(value.shape)}")
         return whole(value.item(), what)
-    raise GradcalcError(f"{what} must be a whole number, not {describe(value)}")
+    raise ArgumentError(f"{what} must be a whole number, not {describe(value)}")
 
 
 def as_ints(value: Any) -> Any:
@@ -134,7 +137,7 @@ def as_any(value: Any) -> Any:
 
 def as_function(value: Any) -> Any:
     if not callable(value) or isinstance(value, _Tensor()):
-        raise GradcalcError(f"expected a function, not {describe(value)}")
+        raise ArgumentError(f"expected a function, not {describe(value)}")
     return value
 
 
@@ -151,11 +154,17 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 
 def describe(value: Any) -> str:
     """A value's kind in the language's words, for messages."""
+    from gradcalc.autograd.node import Node
+    from gradcalc.autograd.tensor import DType, Size
+
     from .builtins import Builtin
     from .namespace import Namespace
+    from .runtime import BoundMethod
 
     if isinstance(value, _Tensor()):
-        return f"a tensor of shape {tuple(value.shape)}"
+        dtype = value.dtype.name
+        kind = "a " if dtype == "float64" else f"{'an' if dtype[0] in 'aeiou' else 'a'} {dtype} "
+        return f"{kind}tensor of shape {tuple(value.shape)}"
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -164,12 +173,26 @@ def describe(value: Any) -> str:
         return "a number"
     if isinstance(value, str):
         return "a string"
+    if isinstance(value, Size):
+        return f"a shape {tuple(value)}"
     if isinstance(value, tuple):
         return "a tuple"
+    if isinstance(value, RawList):
+        return "a list of numbers"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, Node):
+        return f"a graph node <{value.name()}>"
+    if isinstance(value, DType):
+        return f"the dtype {value.name}"
+    if isinstance(value, range):
+        return "a range"
+    if isinstance(value, slice):
+        return "a slice"
     if isinstance(value, Builtin):
         return f"the built-in function {value.name}"
+    if isinstance(value, BoundMethod):
+        return f"the method {value.builtin.name} of a tensor"
     if isinstance(value, Namespace):
         return f"the namespace {value.name}"
     if isinstance(value, dict):
@@ -180,7 +203,8 @@ def describe(value: Any) -> str:
     if surface is not None:  # a module or an optimizer: "a Linear module", "an Adam optimizer"
         return surface.describe(value)
     if callable(value):
-        return "a function"
+        name = getattr(value, "name", None)
+        return f"the function {name}" if isinstance(name, str) else "a function"
     described = getattr(type(value), "described_as", None)  # the language's own values (a hook handle...)
     if isinstance(described, str):
         return described
@@ -242,8 +266,9 @@ def size_of_product(args: tuple, kwargs: dict) -> int:
 def check_size(n: int, what: str) -> None:
     limit = LIMITS.max_elements
     if n > limit:
+        count = f"{n}" if n < 10**15 else f"about {float(n):.2e}"
         raise GradcalcError(
-            f"{what} would have {n} elements, more than the limit of {limit} (raise it with --max-elements)"
+            f"{what} would have {count} elements, more than the limit of {limit} (raise it with --max-elements)"
         )
 
 

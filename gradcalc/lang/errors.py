@@ -43,6 +43,11 @@ class GradcalcError(Exception):
         return self.message
 
 
+class ArgumentError(GradcalcError):
+    """An argument that can't become what its parameter takes (convert.py): the call that failed names the
+    built-in and the parameter (calls.py), which this error alone can't."""
+
+
 class SyntaxProblem(GradcalcError):
     """An error found before anything runs: the program does not parse or cannot be lowered."""
 

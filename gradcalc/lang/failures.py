@@ -1,7 +1,19 @@
-"""Exceptions raised while a statement runs, as located `GradcalcError`s in the language's words."""
+"""Exceptions raised while a statement runs, as located `GradcalcError`s in the language's words.
+
+Everything that fails while running passes through `error_from` (calls first through `calls.call_error`,
+operators through `operator_error`), so this is the one place where a message is made safe to show:
+- Python's own exceptions (recursion, memory, division of Python numbers, a key) get our sentences;
+- NumPy's broadcasting failure becomes PyTorch's message, "The size of tensor a (3) must match the size of
+  tensor b (2) at non-singleton dimension 0", for every operation that broadcasts;
+- a message that still speaks Python's or NumPy's insides (`speaks_python`) is never shown: the caller's
+  description of what was attempted replaces it, and the original is kept in `fallback.seen` (tests read it:
+  each such message is a place where a better message is missing).
+"""
 
 from __future__ import annotations
 
+import functools
+import re
 from typing import Any
 
 from .builtins import describe
@@ -17,6 +29,7 @@ OP_WORDS = {
     "@": "matrix-multiply",
     "**": "raise to a power",
 }
+OP_WORDS.update({f"{sym}=": verb for sym, verb in list(OP_WORDS.items()) if sym in "+-*/"})  # x += v
 
 # Python's own words for an operator applied to values it does not take
 _PYTHON_OPERAND_WORDS = (
@@ -27,37 +40,137 @@ _PYTHON_OPERAND_WORDS = (
     "must be str",
     "not iterable",
     "bad operand type",
+    "is not supported, use",  # NumPy: `-` of a bool array
+    "did not contain a loop",  # NumPy: a ufunc of values it has no loop for
+    "could not convert",
 )
 
+@functools.cache
+def _patterns() -> dict[str, re.Pattern[str]]:
+    """The regular expressions of this module, compiled on the first failure (not at every start-up)."""
+    return {
+        # words of Python's or NumPy's insides: a message with one of them is never shown as it is
+        "python": re.compile(
+            r"NoneType|\bobject\b|positional argument|keyword argument|<lambda>|<locals>|ndarray|\bnp\.|_data\b"
+            r"|operands could not be broadcast|(?<![.\w])(?:int|float)\(\)|argument must be|__\w+__|Traceback"
+            r"|\bgradcalc\.\w| at 0x"
+            r"|'(?:NoneType|int|str|list|tuple|dict|function|method|slice|Tensor|Node)'"
+            r"|\b(?:str|NoneType|TypeError|ValueError|AttributeError|IndexError|KeyError|RuntimeError)\b"
+            r"|\b(?:RawList|UserFunction|BoundMethod|CustomFunction|Builtin|DType)\b|\bdtype\('|\barray\("
+            r"|\b(?:kw)?args\b|(?i:numpy)|as a data type|empty sequence|\baxis\b|\btorch\.(?!\w+Tensor\b)\w"
+            r"|\b(?:not|got) (?:float|tuple|list|str|dict|Size|Tensor)\b"
+        ),
+        # a private name (PyTorch's `_saved_*` are its documented names), outside quotes (the user's own text)
+        "private": re.compile(r"(?<!\w)_(?!saved_)[A-Za-z]\w*"),
+        "quoted": re.compile(r"'[^']*'"),
+        "self": re.compile(r"\bself\b"),
+        "broadcast": re.compile(r"operands could not be broadcast together with (?:remapped )?shapes"),
+        "shape": re.compile(r"\(([\d,\s]*)\)"),
+        "out_of_bounds": re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
+        "mask": re.compile(
+            r"boolean index did not match indexed array along (?:axis|dimension) (\d+); size of (?:axis|dimension) "
+            r"is (\d+) but size of corresponding boolean (?:axis|dimension) is (\d+)"
+        ),
+    }
 
-def error_from(exc: BaseException, loc: Loc | None) -> GradcalcError:
-    """An exception raised while running, as a located GradcalcError in our words."""
+
+class _Fallback:
+    """Messages that spoke Python and were replaced (the newest last; a few are kept, for tests): `seen` by
+    the generic sentence (a message is missing there), `described` by the caller's account of what failed."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.described: list[str] = []
+
+    def note(self, message: str, described: bool = False) -> None:
+        kept = self.described if described else self.seen
+        kept.append(message)
+        del kept[:-50]
+
+
+fallback = _Fallback()
+
+
+def speaks_python(message: str) -> bool:
+    """Whether `message` names Python's or NumPy's insides (a type, a function, a private name)."""
+    p = _patterns()
+    if p["python"].search(message) or p["private"].search(p["quoted"].sub("''", message)):
+        return True
+    # Python's `self`; but PyTorch names a saved input `self` (`_saved_self`, `saved.self`)
+    return "saved" not in message and p["self"].search(message) is not None
+
+
+def _numpy_broadcast(message: str) -> str | None:
+    """NumPy's "operands could not be broadcast together with shapes (3,) (2,)" as PyTorch says it."""
+    p = _patterns()
+    if not p["broadcast"].search(message):
+        return None
+    from gradcalc.autograd.ops.core import broadcast_message
+    text = message.split("[original->remapped]:")[-1]
+    shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in p["shape"].findall(text)]
+    if "remapped" in message and len(shapes) == 2:  # a value written into a place of another shape
+        value, target = shapes
+        found = broadcast_message([target, value])
+        if found is not None:
+            return found.replace("tensor a", "the target").replace("tensor b", "the value")
+    return broadcast_message(shapes)
+
+
+def translate(exc: BaseException) -> str:
+    """An exception's message in our words, as far as it can be told from the exception alone."""
+    if isinstance(exc, GradcalcError):
+        return exc.message
+    if isinstance(exc, RecursionError):
+        return "the computation is nested too deeply (Python's recursion limit)"
+    if isinstance(exc, MemoryError):
+        return "out of memory: the result is too large (see --max-elements)"
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero (of Python numbers; tensors give inf or nan)"
+    if isinstance(exc, OverflowError):
+        return f"a number is too large: {exc}"
+    message = str(exc)
+    if isinstance(exc, KeyError) and exc.args:
+        return f"no key {exc.args[0]!r}"
+    if isinstance(exc, ValueError):
+        shaped = _numpy_broadcast(message)
+        if shaped is not None:
+            return shaped
+    if isinstance(exc, IndexError):  # NumPy's words for an index array, as PyTorch says them
+        found = _patterns()["out_of_bounds"].match(message)
+        if found:
+            return f"index {found[1]} is out of bounds for dimension {found[2]} with size {found[3]}"
+        found = _patterns()["mask"].match(message)
+        if found:
+            return (f"the mask's size {found[3]} does not match the size {found[2]} of the indexed tensor at "
+                    f"dimension {found[1]}")
+    return message or f"the engine failed ({type(exc).__name__})"
+
+
+def error_from(exc: BaseException, loc: Loc | None, what: str | None = None) -> GradcalcError:
+    """An exception raised while running, as a located GradcalcError in our words. `what` says what was
+    attempted, for when the exception's own words are Python's."""
     if isinstance(exc, GradcalcError):
         if exc.loc is None:
             exc.loc = loc
-        return exc
-    if isinstance(exc, RecursionError):
-        return GradcalcError("the computation is nested too deeply (Python's recursion limit)", loc)
-    if isinstance(exc, MemoryError):
-        return GradcalcError("out of memory: the result is too large (see --max-elements)", loc)
-    if isinstance(exc, ZeroDivisionError):
-        return GradcalcError("division by zero (of Python numbers; tensors give inf or nan)", loc)
-    if isinstance(exc, OverflowError):
-        return GradcalcError(f"a number is too large: {exc}", loc)
-    message = str(exc)
-    if isinstance(exc, KeyError) and exc.args:
-        message = f"no key {exc.args[0]!r}"
-    if not message:
-        message = f"the engine failed ({type(exc).__name__})"
+        if not speaks_python(exc.message):
+            return exc
+    message = translate(exc)
+    if speaks_python(message):
+        fallback.note(message, described=what is not None)
+        message = what or "this operation can't be done with these values"
     return GradcalcError(message, loc)
 
 
 def operator_error(exc: Exception, sym: str, a: Any, b: Any, loc: Loc) -> GradcalcError:
     """An operator's failure: Python's complaint about operand types as ours, naming both operands."""
     text = str(exc)
-    if isinstance(exc, TypeError) and any(w in text for w in _PYTHON_OPERAND_WORDS):
-        if sym in ("==", "!=", "<", "<=", ">", ">="):
-            return GradcalcError(f"can't compare {describe(a)} with {describe(b)} using '{sym}'", loc)
+    if sym in ("==", "!=", "<", "<=", ">", ">="):
+        attempted = f"can't compare {describe(a)} with {describe(b)} using '{sym}'"
+    else:
         verb = OP_WORDS.get(sym, f"apply '{sym}' to")
-        return GradcalcError(f"can't {verb} {describe(a)} and {describe(b)} (operator '{sym}')", loc)
-    return error_from(exc, loc)
+        attempted = f"can't {verb} {describe(a)} and {describe(b)} (operator '{sym}')"
+    if isinstance(exc, TypeError):  # operands of kinds the operator does not take
+        return GradcalcError(attempted, loc)
+    if any(w in text for w in _PYTHON_OPERAND_WORDS):
+        return GradcalcError(attempted, loc)
+    return error_from(exc, loc, attempted)

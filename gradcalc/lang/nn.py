@@ -51,7 +51,10 @@ ANNOTATION_KINDS: dict[str, str] = {
 # ... or, where the annotation says nothing (`Any`), from PyTorch's name for the parameter.
 NAMED_KINDS: dict[str, str] = {"params": "parameters", "dtype": "dtype", "state_dict": "dict"}
 # (built-in, parameter): how the language shows and checks a parameter the engine declares as `*args`.
-RENAMED: dict[tuple[str, str], tuple[str, str]] = {("Sequential", "args"): ("modules", "module")}
+RENAMED: dict[tuple[str, str], tuple[str, str]] = {
+    ("Sequential", "args"): ("modules", "module"),
+    ("Identity", "args"): ("ignored", "any"),  # PyTorch's Identity takes any arguments and uses none of them
+}
 
 WANTS: dict[str, str] = {
     "tensor": "a tensor",

@@ -200,9 +200,16 @@ class BoundMethod:
 
 def invoke_method(b: Builtin, obj: Any, args: tuple | list, kwargs: dict) -> Any:
     """Call tensor method `b` on `obj`, arguments converted as the table says, the result's size checked."""
-    if args or kwargs:
-        args, kwargs = b.convert(args, kwargs)
-    result = getattr(obj, b.target)(*args, **kwargs)
+    try:
+        if args or kwargs:
+            converted, kw = b.convert(args, kwargs)
+            result = getattr(obj, b.target)(*converted, **kw)
+        else:
+            result = getattr(obj, b.target)()
+    except Exception as exc:
+        from .calls import call_error
+
+        raise call_error(b, exc, args, kwargs) from None
     if type(result) is ENGINE.Tensor and result.numel() > ENGINE.limits.max_elements:
         check_size(result.numel(), f"x.{b.name}(...)")
     return result

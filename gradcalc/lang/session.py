@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from .errors import DIM, RESET, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
-from .failures import error_from
+from .failures import error_from, fallback, speaks_python
 from .interpreter import Interpreter, Unit
 from .keywords import KEYWORDS
 
@@ -160,9 +160,12 @@ class Session:
             raise
 
     def _execute(self, steps: list, keep_going: bool) -> bool:
+        from gradcalc.autograd.grad_mode import restore_state, save_state
+
         ok = True
         interp = self._interp
         top = interp.top
+        modes = save_state()  # between statements the modes are these: a failed statement leaves them so
         for _, step in steps:
             if self.quit_requested:
                 break
@@ -171,14 +174,17 @@ class Session:
             except QuitRequested:
                 break
             except Interrupted as exc:
+                restore_state(modes)
                 self._report_error(exc)
                 return False
             except GradcalcError as exc:
+                restore_state(modes)
                 self._report_error(exc)
                 ok = False
                 if not keep_going:
                     break
             except KeyboardInterrupt:  # Ctrl-C inside a statement: it changed nothing, the workspace stays
+                restore_state(modes)
                 self._report_error(Interrupted(self._current_loc()))
                 return False
             finally:
@@ -225,13 +231,13 @@ class Session:
         """An expression statement's value: printed, and remembered as `_`/`ans` (none is neither)."""
         from .render import render
 
-        if value is None:
-            if is_call:
-                return  # a method called for its effect (b.retain_grad()) prints nothing
-        else:
+        if value is None and is_call:
+            return  # a method called for its effect (b.retain_grad()) prints nothing
+        text = render(value, self.format)  # first: a value that can't be shown changes nothing
+        if value is not None:
             ws = self._interp.workspace
             ws["_"] = ws["ans"] = value
-        self._write(self.out, render(value, self.format) + "\n")
+        self._write(self.out, text + "\n")
 
     def print_values(self, values: list[Any]) -> None:
         from .render import render_print
@@ -320,6 +326,9 @@ class Session:
     ) -> None:
         """warnings.showwarning while running: the engine's warnings as ours, once per source line per run."""
         text = str(message)
+        if speaks_python(text):  # never expected (the engine's warnings are in our words): not shown as it is
+            fallback.note(text)
+            text = "this statement caused a warning that gradcalc can't put in the language's words"
         current = self._interp.current
         loc, unit = current if current is not None else (None, self._unit)
         key = (text, unit.filename if unit else "", loc.line if loc else 0)

@@ -28,7 +28,7 @@ _PYTHON_TYPES = {
     "list": "a list", "tuple": "a tuple", "dict": "a dictionary", "Tensor": "a tensor",
     "function": "a function", "UserFunction": "a function", "Builtin": "a function", "Transformed": "a function",
     "CustomFunction": "a function", "BoundMethod": "a function", "Namespace": "a namespace",
-    "NamespaceFunction": "a function",
+    "NamespaceFunction": "a function", "DType": "a dtype", "Size": "a shape", "range": "a range", "slice": "a slice",
 }
 
 
@@ -72,9 +72,9 @@ def call_engine(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
     except GradcalcError:
         raise
     except Exception as exc:
-        from .failures import error_from
+        from .failures import translate
 
-        raise GradcalcError(our_words(error_from(exc, None).message, label)) from None
+        raise GradcalcError(our_words(translate(exc), label)) from None  # (error_from checks the result)
 
 
 def bind(label: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:

@@ -156,6 +156,8 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
             if isinstance(v, weakref.ref):
                 v = v()
             return v
+        if name in NODE_METHODS:
+            raise GradcalcError(f"'{name}' is a method of a graph node: write .{name}()", loc)
     language_attribute = getattr(type(o), "language_attribute", None)  # values of the language (saved, hooks)
     if language_attribute is not None:
         return language_attribute(o, name, loc)

@@ -5,7 +5,11 @@ from __future__ import annotations
 import io
 import re
 from dataclasses import dataclass
+from typing import Any
 
+import gradcalc
+from gradcalc.autograd import grad_mode
+from gradcalc.autograd.node import FREED
 from gradcalc.lang import Session
 
 DIAGNOSTIC = re.compile(
@@ -72,3 +76,58 @@ def markers(source: str, filename: str = "t.gc") -> str:
             continue
         result.append(line)
     return "\n".join(result) + ("\n" if result else "")
+
+
+# -- what a statement could change (a failed one must change none of it) -----------------------------------
+
+
+def _nodes(t: Any, seen: dict[int, Any]) -> None:
+    stack = [t.grad_fn] if t.grad_fn is not None else []
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen[id(node)] = node
+        stack.extend(c for c in node._next if c is not None)
+
+
+def snapshot(s: Session) -> dict[str, Any]:
+    """Workspace names -> identity and contents; .grad, version, requires_grad, retains_grad; whether each
+    graph node's saved values are still there."""
+    shot: dict[str, Any] = {}
+    nodes: dict[int, Any] = {}
+    for name, v in s.workspace.items():
+        if isinstance(v, gradcalc.Tensor):
+            g = v._grad  # the field itself: the .grad property warns for non-leaves
+            shot[name] = (
+                id(v), v._data.dtype.str, v._data.shape, v._data.tobytes(), v.requires_grad, id(v.grad_fn),
+                None if v.is_inference() else v.version, v.retains_grad,
+                None if g is None else (id(g), g._data.tobytes(), None if g.is_inference() else g.version),
+            )
+            _nodes(v, nodes)
+        else:
+            shot[name] = id(v)
+    shot[" saved"] = {k: n._saved is FREED for k, n in nodes.items()}
+    return shot
+
+
+DEFAULT_MODES = (True, False, False, False, None)
+
+
+def modes() -> tuple:
+    """(grad mode, inference mode, anomaly mode, the engine's releasing and wanted) of this thread."""
+    state = grad_mode.state
+    return (gradcalc.is_grad_enabled(), gradcalc.is_inference_mode_enabled(), gradcalc.is_anomaly_enabled(),
+            state.releasing, state.wanted)
+
+
+def modes_changed() -> str | None:
+    """None when the modes are the defaults; else what they are (and they are put back, so that one failure
+    does not cascade into every later check)."""
+    now = modes()
+    if now != DEFAULT_MODES:
+        state = grad_mode.state
+        state.grad_enabled, state.inference, state.inference_grad, state.anomaly = True, False, False, False
+        state.releasing, state.wanted = False, None
+        return f"modes after the statement: grad, inference, anomaly, releasing, wanted = {now}"
+    return None

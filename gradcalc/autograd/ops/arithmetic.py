@@ -16,7 +16,7 @@ from ..grad_mode import state
 from ..node import NOTHING, SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, temporary_operand, times
 from ..tensor import Tensor
-from .core import binary_operands, needs, record, result
+from .core import binary_operands, broadcast_error, needs, record, result
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -152,14 +152,17 @@ class AddBackward0(_Binary):
 
 def add(a: Any, b: Any) -> Tensor:
     """a + b."""
-    if type(a) is Tensor:  # the commonest operands first, without binary_operands
-        ad = a._data if a._data.ndim else a._data[()]
-        if type(b) is float:
-            return _binary(AddBackward0, a, b, ad + b, None, None)
-        if type(b) is Tensor and a._data.dtype is b._data.dtype:
-            return _binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
-    ad, bd = binary_operands(a, b)
-    return _binary(AddBackward0, a, b, ad + bd, None, None)
+    try:
+        if type(a) is Tensor:  # the commonest operands first, without binary_operands
+            ad = a._data if a._data.ndim else a._data[()]
+            if type(b) is float:
+                return _binary(AddBackward0, a, b, ad + b, None, None)
+            if type(b) is Tensor and a._data.dtype is b._data.dtype:
+                return _binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
+        ad, bd = binary_operands(a, b)
+        return _binary(AddBackward0, a, b, ad + bd, None, None)
+    except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
+        raise broadcast_error(exc, a, b) from None
 
 
 class AddBackward1(_Binary):
@@ -231,10 +234,31 @@ class SubBackward0(_Binary):
         return plus(ta, None if tb is None else (-tb if other is None else tb * -other))
 
 
+# PyTorch's messages for `-` of bool tensors (NumPy's name its own functions)
+_MASK_HINT = " If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+_BOOL_NEG = "Negation, the `-` operator, on a bool tensor is not supported." + _MASK_HINT
+_BOOL_SUB_ONE = "Subtraction, the `-` operator, with a bool tensor is not supported." + _MASK_HINT
+_BOOL_SUB = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+    "operator instead."
+)
+
+
+def _bool_error(a: Any, b: Any) -> RuntimeError:
+    both = type(a) is Tensor and type(b) is Tensor and a._data.dtype.kind == "b" and b._data.dtype.kind == "b"
+    return RuntimeError(_BOOL_SUB if both else _BOOL_SUB_ONE)
+
+
 def sub(a: Any, b: Any) -> Tensor:
     """a - b."""
     ad, bd = binary_operands(a, b)
-    return _binary(SubBackward0, a, b, ad - bd, None, None)
+    try:
+        data = ad - bd
+    except TypeError:  # bool operands
+        raise _bool_error(a, b) from None
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
+    return _binary(SubBackward0, a, b, data, None, None)
 
 
 def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
@@ -248,12 +272,18 @@ def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
 
 
 def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha: Any) -> Tensor:
+    if not isinstance(alpha, (int, float, np.number)):  # (bool is an int)
+        raise TypeError(f"alpha must be a number, not {type(alpha).__name__}")
     if alpha == 1:
         return op(a, b)
     if type(b) is not Tensor:  # a number operand: scaled first, as PyTorch's Scalar overload does
         return op(a, b * alpha)
     ad, bd = binary_operands(a, b)
-    return _binary(cls, a, b, ufunc(ad, bd * alpha), None, alpha)
+    try:
+        data = ufunc(ad, bd * alpha)
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
+    return _binary(cls, a, b, data, None, alpha)
 
 
 class RsubBackward1(_Binary):
@@ -271,8 +301,14 @@ class RsubBackward1(_Binary):
 
 def rsub(a: Tensor, b: Any) -> Tensor:
     """b - a, for a number b (Python's `2 - x`)."""
+    if a._data.dtype.kind == "b":  # NumPy would compute it; PyTorch refuses
+        raise _bool_error(a, b)
     ad, bd = binary_operands(a, b)
-    return _binary(RsubBackward1, a, b, bd - ad, None, None)
+    try:
+        data = bd - ad
+    except TypeError:  # a bool tensor
+        raise _bool_error(a, b) from None
+    return _binary(RsubBackward1, a, b, data, None, None)
 
 
 # -- mul, div ---------------------------------------------------------------------------------------
@@ -307,10 +343,16 @@ def mul(a: Any, b: Any) -> Tensor:
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
         return _binary(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
     if type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype:  # binary_operands' work
-        data = (a._data if a._data.ndim else a._data[()]) * (b._data if b._data.ndim else b._data[()])
+        try:
+            data = (a._data if a._data.ndim else a._data[()]) * (b._data if b._data.ndim else b._data[()])
+        except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
+            raise broadcast_error(exc, a, b) from None
     else:
         ad, bd = binary_operands(a, b)
-        data = ad * bd
+        try:
+            data = ad * bd
+        except ValueError as exc:
+            raise broadcast_error(exc, a, b) from None
         if type(b) is not Tensor:
             return _binary(MulBackward0, a, b, data, NOTHING, b)
         if type(a) is not Tensor:
@@ -368,7 +410,11 @@ def div(a: Any, b: Any) -> Tensor:
         return _binary(DivBackward0, a, b, ad / bd, NOTHING, b)
     if type(a) is not Tensor:  # number / tensor: PyTorch computes it as reciprocal(b) * a
         return mul(E.reciprocal(b), a)
-    return _binary(DivBackward0, a, b, ad / bd, (a if b._requires_grad else None, b), None)
+    try:
+        data = ad / bd
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
+    return _binary(DivBackward0, a, b, data, (a if b._requires_grad else None, b), None)
 
 
 class NegBackward0(Node):
@@ -384,7 +430,11 @@ class NegBackward0(Node):
 
 def neg(a: Tensor) -> Tensor:
     """-a."""
-    return result(-a._data, record(NegBackward0, a))
+    try:
+        data = -a._data
+    except TypeError:  # a bool tensor
+        raise RuntimeError(_BOOL_NEG) from None
+    return result(data, record(NegBackward0, a))
 
 
 # -- pow -----------------------------------------------------------------------------------------------
@@ -457,7 +507,10 @@ def pow(a: Any, b: Any) -> Tensor:
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
         return _binary(PowBackward0, a, b, (a._data if a._data.ndim else a._data[()]) ** b, (a,), b)
     ad, bd = binary_operands(a, b)
-    data = ad**bd
+    try:
+        data = ad**bd
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
     if type(b) is not Tensor:
         return _binary(PowBackward0, a, b, data, (a,), b)
     if type(a) is not Tensor:
@@ -487,8 +540,11 @@ class NotImplemented_(Node):
 def floor_divide(a: Any, b: Any) -> Tensor:
     """a // b (no derivative)."""
     ad, bd = binary_operands(a, b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        data = np.floor_divide(ad, bd)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = np.floor_divide(ad, bd)
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
     node = record(NotImplemented_, a, b) if type(b) is Tensor else record(NotImplemented_, a)  # as PyTorch
     if node is not None:
         node.op = "floor_divide"
@@ -527,8 +583,11 @@ class RemainderBackward1(_Binary):
 def remainder(a: Any, b: Any) -> Tensor:
     """a % b, with the sign of b (Python's and PyTorch's convention)."""
     ad, bd = binary_operands(a, b)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        data = np.remainder(ad, bd)
+    try:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            data = np.remainder(ad, bd)
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
     if type(b) is not Tensor:
         return _binary(RemainderBackward0, a, b, data, None, None)
     if type(a) is not Tensor:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..node import Node
 from ..tensor import Tensor, float32, float64, version_of
-from .core import binary_operands, record, result
+from .core import binary_operands, broadcast_error, record, result
 
 
 def detach(x: Tensor) -> Tensor:
@@ -60,7 +60,10 @@ def to_dtype(x: Tensor, dtype: Any) -> Tensor:
 def _compare(ufunc: np.ufunc, name: str) -> Callable[[Any, Any], Tensor]:
     def compare(a: Any, b: Any) -> Tensor:
         ad, bd = binary_operands(a, b)
-        return Tensor._make(np.asarray(ufunc(ad, bd)), False, None)
+        try:
+            return Tensor._make(np.asarray(ufunc(ad, bd)), False, None)
+        except ValueError as exc:
+            raise broadcast_error(exc, a, b) from None
 
     compare.__name__ = name
     compare.__doc__ = f"Elementwise `{name}`: a bool tensor that never requires grad."
@@ -87,6 +90,9 @@ def _reduce_bool(x: Tensor, how: Any, dim: Any, keepdim: bool) -> Tensor:
         if not -max(d.ndim, 1) <= a < max(d.ndim, 1):
             raise IndexError(f"dim {a} is out of range for a tensor of {d.ndim} dimensions")
     axes = tuple(a % max(d.ndim, 1) for a in axes) if d.ndim else ()
+    for i, a in enumerate(axes):
+        if a in axes[:i]:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
     return Tensor._make(np.asarray(how(d, axis=axes, keepdims=keepdim)), False, None)
 
 
@@ -104,7 +110,10 @@ def allclose(a: Tensor, b: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equ
     """Whether |a - b| <= atol + rtol |b| everywhere (broadcasting), as PyTorch's `allclose`."""
     if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
         raise TypeError("allclose() takes two tensors")
-    return bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    try:
+        return bool(np.allclose(a._data, b._data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
 
 
 def equal(a: Tensor, b: Tensor) -> bool:

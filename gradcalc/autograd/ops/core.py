@@ -93,6 +93,32 @@ def operand(x: Any) -> Any:
     raise TypeError(f"expected a tensor or a number, got {type(x).__name__}")
 
 
+def broadcast_message(shapes: list[tuple[int, ...]]) -> str | None:
+    """PyTorch's message for shapes that do not broadcast together: the first pair that fails, at the
+    dimension (counted from the left of the longer shape) where their sizes differ; None if they do."""
+    for i, a in enumerate(shapes):
+        for b in shapes[i + 1 :]:
+            n = max(len(a), len(b))
+            for k in range(1, n + 1):
+                sa = a[-k] if k <= len(a) else 1
+                sb = b[-k] if k <= len(b) else 1
+                if sa != sb and sa != 1 and sb != 1:
+                    return (
+                        f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at non-singleton "
+                        f"dimension {n - k}"
+                    )
+    return None
+
+
+def broadcast_error(exc: ValueError, *operands: Any) -> Exception:
+    """NumPy's ValueError for operands that do not broadcast together, as PyTorch's RuntimeError (any other
+    ValueError is returned as it was). Called only on the way out of a failed operation."""
+    if not str(exc).startswith("operands could not be broadcast"):
+        return exc
+    message = broadcast_message([tuple(np.shape(o._data if isinstance(o, Tensor) else o)) for o in operands])
+    return RuntimeError(message) if message is not None else exc
+
+
 def binary_operands(a: Any, b: Any) -> tuple[Any, Any]:
     """NumPy operands for a binary operation, cast to PyTorch's result dtype when two tensors differ.
 

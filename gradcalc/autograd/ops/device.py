@@ -65,21 +65,22 @@ def cpu(x: Tensor) -> Tensor:
     return x
 
 
-def to(x: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+_DEVICE = device  # `to` has a parameter of the same name, as PyTorch's
+
+
+def to(
+    x: Tensor, *target: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False, copy: bool = False,
+    memory_format: Any = None,
+) -> Tensor:
     """`x` converted to a dtype (itself when it has it already); a device, "cpu" or another tensor (whose
     dtype is taken) may be given too, as PyTorch's `Tensor.to` overloads allow. `non_blocking` and `copy`
     are accepted; `copy=True` always gives a new tensor."""
-    dtype = kwargs.pop("dtype", None)
-    check_device(kwargs.pop("device", None))
-    copy = bool(kwargs.pop("copy", False))
-    kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument {next(iter(kwargs))!r}")
-    for a in args:
+    check_device(device)
+    copy = bool(copy)
+    for a in target:
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, device) or (isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda", "mps")))):
+        elif isinstance(a, _DEVICE) or (isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda", "mps")))):
             check_device(a)
         elif isinstance(a, bool):  # the positional non_blocking / copy of PyTorch's overloads
             continue

@@ -26,7 +26,7 @@ from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, temporary_argument, times
 from ..tensor import Tensor
 from . import arithmetic as A
-from .core import _CATEGORY, binary_operands, needs, record, result
+from .core import _CATEGORY, binary_operands, broadcast_error, needs, record, result
 
 T = Tensor
 _new = object.__new__
@@ -47,6 +47,8 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
 
 
 def _sign(a: np.ndarray) -> np.ndarray:
+    if a.dtype.kind == "b":  # PyTorch's sign of a bool tensor is itself; NumPy has none
+        return a.copy()
     r = np.sign(a)
     if a.dtype.kind == "f":  # PyTorch's sign(nan) is 0, NumPy's is nan
         r = np.asarray(r)
@@ -448,6 +450,8 @@ def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 
 
 
 def _clamp(x: Tensor, lo: Any, hi: Any, scalar_node: type[Node], tensor_node: type[Node]) -> Tensor:
+    if not isinstance(x, Tensor):
+        raise TypeError(f"clamp() takes a tensor, not {type(x).__name__}")
     if lo is None and hi is None:
         raise RuntimeError("clamp: give at least one of min and max")
     lo_t, hi_t = isinstance(lo, Tensor), isinstance(hi, Tensor)
@@ -463,7 +467,10 @@ def _clamp(x: Tensor, lo: Any, hi: Any, scalar_node: type[Node], tensor_node: ty
     # tensor bounds: PyTorch's type promotion over the three, then broadcasting
     dtype = promoted(*(t._data for t in (x, lo, hi) if t is not None))
     xd, lod, hid = (None if t is None else t._data.astype(dtype, copy=False) for t in (x, lo, hi))
-    data = _clamp_data(xd, lod, hid)
+    try:
+        data = _clamp_data(xd, lod, hid)
+    except ValueError as exc:
+        raise broadcast_error(exc, *(t for t in (x, lo, hi) if t is not None)) from None
     node = record(tensor_node, x, lo, hi)
     if node is not None:
         node.shapes = (xd.shape, None if lo is None else lod.shape, None if hi is None else hid.shape)
@@ -533,7 +540,10 @@ def _pairwise(a: Any, b: Any, ufunc: np.ufunc, cls: type[A._Binary], name: str) 
         raise TypeError(f"{name}() takes two tensors: for a number bound use clamp (or wrap it in tensor())")
     ad, bd = binary_operands(a, b)
     # the second operand first: NumPy then keeps the first where they are equal (signed zeros as PyTorch)
-    data = ufunc(bd, ad)
+    try:
+        data = ufunc(bd, ad)
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
     return A._binary(cls, a, b, data, (a, b), None)
 
 
@@ -615,7 +625,10 @@ def where(cond: Any, a: Any, b: Any) -> Tensor:
     if c.dtype != np.bool_:
         c = c.astype(bool)
     ad, bd = binary_operands(a, b)
-    data = np.where(c, ad, bd)
+    try:
+        data = np.where(c, ad, bd)
+    except ValueError as exc:
+        raise broadcast_error(exc, c, a, b) from None
     node = record(WhereBackward0, a, b)
     if node is not None:
         node.save(cond if isinstance(cond, Tensor) and cond._data is c else Tensor._make(c, False, None))

@@ -27,7 +27,7 @@ from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
 from . import reductions as R
-from .core import needs, record, result
+from .core import broadcast_message, needs, record, result
 
 
 def check_inplace(t: Tensor, what: str) -> None:
@@ -156,19 +156,35 @@ def _unary_(name: str) -> Callable[[Tensor], Tensor]:
 
 
 def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None) -> Callable[..., Tensor]:
-    def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
-        if ufunc is not None and not args and not kwargs and _in_numpy(self, other):
-            check_inplace(self, name)
-            ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
-            counter = version_of(self)
-            counter.value += 1
-            if STAMP.origin is not None:
-                provenance.changed(counter)
-            return self
-        return apply_inplace(self, lambda t: op(t, other, *args, **kwargs), name, other)
+    """`x.add_(other)` (and `alpha=` for add_ and sub_, as PyTorch's): the operation written into `x`."""
+    if op is A.add_scaled or op is A.sub_scaled:
+
+        def method(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
+            if ufunc is not None and alpha == 1 and _in_numpy(self, other):
+                check_inplace(self, name)
+                ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
+                counter = version_of(self)
+                counter.value += 1
+                if STAMP.origin is not None:
+                    provenance.changed(counter)
+                return self
+            return apply_inplace(self, lambda t: op(t, other, alpha), name, other)
+
+    else:
+
+        def method(self: Tensor, other: Any) -> Tensor:  # type: ignore[misc]
+            if ufunc is not None and _in_numpy(self, other):
+                check_inplace(self, name)
+                ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
+                counter = version_of(self)
+                counter.value += 1
+                if STAMP.origin is not None:
+                    provenance.changed(counter)
+                return self
+            return apply_inplace(self, lambda t: op(t, other), name, other)
 
     method.__name__ = name
-    method.__doc__ = f"In-place {op.__name__}: writes the result into this tensor."
+    method.__doc__ = f"In-place {name.rstrip('_')}: writes the result into this tensor."
     return method
 
 
@@ -249,7 +265,14 @@ def copy_(self: Tensor, src: Any) -> Tensor:
         node = record(CopyBackwards, t, s)
         if node is not None:
             node.src_shape = s._data.shape
-        data = np.array(np.broadcast_to(s._data, t._data.shape), dtype=t._data.dtype)
+        try:
+            data = np.array(np.broadcast_to(s._data, t._data.shape), dtype=t._data.dtype)
+        except ValueError:  # NumPy's words for it speak of "remapped shapes": PyTorch's
+            message = broadcast_message([t._data.shape, s._data.shape]) or (
+                f"output with shape {list(t._data.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(t._data.shape, s._data.shape))}"
+            )
+            raise RuntimeError(message) from None
         return result(data, node)
 
     return apply_inplace(self, compute, "copy_", src)

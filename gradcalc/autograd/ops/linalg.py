@@ -23,7 +23,7 @@ from ..node import Node
 from ..tensor import Tensor
 from . import arithmetic as A
 from . import shape as S
-from .core import needs, record, result
+from .core import broadcast_message, needs, record, result
 
 
 def _same_dtype(a: Tensor, b: Tensor, what: str) -> None:
@@ -42,9 +42,18 @@ def _dims(a: Tensor, b: Tensor, what: str, da: int, db: int) -> None:
 
 
 def _mismatch(what: str, a: Tensor, b: Tensor) -> RuntimeError:
+    """PyTorch's message for a product whose inner dimensions differ (a matrix, and a matrix or a vector)."""
+    sa, sb = a._data.shape, b._data.shape
+    if what == "mv":
+        return RuntimeError(f"size mismatch, got input ({sa[0]}), mat ({sa[0]}x{sa[1]}), vec ({sb[0]})")
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
+
+
+def _batch_mismatch(count: int, m1: int, got: tuple[int, int]) -> RuntimeError:
+    """PyTorch's message for batches of matrices whose inner dimensions (or batch sizes) differ."""
     return RuntimeError(
-        f"{what}: shapes {list(a._data.shape)} and {list(b._data.shape)} cannot be multiplied (the inner "
-        "dimensions differ)"
+        f"Expected size for first two dimensions of batch2 tensor to be: [{count}, {m1}] but got: "
+        f"[{got[0]}, {got[1]}]."
     )
 
 
@@ -71,7 +80,11 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     _dims(a, b, "dot", 1, 1)
     _same_dtype(a, b, "dot")
     if a._data.shape != b._data.shape:
-        raise RuntimeError(f"dot: the vectors have lengths {a._data.shape[0]} and {b._data.shape[0]}")
+        n, m = a._data.shape[0], b._data.shape[0]
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{n}] and src [{m}] to have the same number of "
+            f"elements, but got {n} and {m} elements respectively"
+        )
     node = record(DotBackward0, a, b)
     if node is not None:
         node.save(a if b._requires_grad else None, b if a._requires_grad else None)
@@ -190,10 +203,7 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     _same_dtype(a, b, "bmm")
     sa, sb = a._data.shape, b._data.shape
     if sa[0] != sb[0] or sa[2] != sb[1]:
-        raise RuntimeError(
-            f"bmm: batches of shapes {list(sa)} and {list(sb)} cannot be multiplied (batch sizes must be "
-            "equal and the inner dimensions must agree)"
-        )
+        raise _batch_mismatch(sa[0], sa[2], (sb[0], sb[1]))
     node = record(BmmBackward0, a, b)
     if node is not None:
         node.save(a if b._requires_grad else None, b if a._requires_grad else None)
@@ -284,12 +294,10 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     try:
         batch = tuple(np.broadcast_shapes(batch_a, batch_b))
     except ValueError:
-        raise RuntimeError(
-            f"matmul: the batch dimensions {list(batch_a)} and {list(batch_b)} do not broadcast together"
-        ) from None
-    if m1 != m2:
-        raise _mismatch("matmul", a, b)
+        raise RuntimeError(broadcast_message([batch_a, batch_b])) from None
     count = math.prod(batch)
+    if m1 != m2:
+        raise _batch_mismatch(count, m1, (count, m2))
     a3 = S.reshape(S.expand(a, batch + (n, m1)), (count, n, m1))
     if db == 1:
         b3 = S.unsqueeze(S.reshape(S.expand(b, batch + (m2,)), (count, m2)), 2)

@@ -298,7 +298,7 @@ class ProdBackward1(_ProdNode):
     }
 
 
-def prod(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Product of all elements, or along one `dim` (bools and ints multiply as int64)."""
     d, in_dtype = (x._data, None) if dtype is None else _cast_input(x, dtype)
     if dim is None:
@@ -422,32 +422,37 @@ def _extreme(name: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     return pair(result(values, node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None))
 
 
-def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor | None = None) -> Any:  # noqa: A001
+def max(x: Tensor, dim: int | None = None, keepdim: bool = False, *, other: Tensor | None = None) -> Any:  # noqa: A001, E501
     """max(x): the largest element; max(x, dim): (values, indices) along dim; max(x, other): elementwise."""
     return _extreme("max", x, other if other is not None else dim, keepdim)
 
 
-def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, other: Tensor | None = None) -> Any:  # noqa: A001
+def min(x: Tensor, dim: int | None = None, keepdim: bool = False, *, other: Tensor | None = None) -> Any:  # noqa: A001, E501
     """min(x): the smallest element; min(x, dim): (values, indices) along dim; min(x, other): elementwise."""
     return _extreme("min", x, other if other is not None else dim, keepdim)
 
 
-def argmax(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmax(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the largest element (of the flattened tensor), or along `dim`; the first of ties."""
     return _arg(np.argmax, x, dim, keepdim)
 
 
-def argmin(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:
+def argmin(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the smallest element (of the flattened tensor), or along `dim`; the first of ties."""
     return _arg(np.argmin, x, dim, keepdim)
 
 
 def _arg(arg: Any, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
     d = x._data
+    name = arg.__name__
     if dim is None:
+        if not d.size:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0.")
         idx = arg(d, keepdims=keepdim) if d.ndim else np.asarray(0)
     else:
-        axis = _one_dim(dim, d.ndim, arg.__name__)
+        axis = _one_dim(dim, d.ndim, name)
+        if d.ndim and not d.shape[axis]:
+            raise IndexError(f"{name}(): Expected reduction dim {axis} to have non-zero size.")
         idx = arg(d, axis=axis, keepdims=keepdim) if d.ndim else np.asarray(0)
     return Tensor._make(np.asarray(idx, dtype=np.int64), False, None)
 

@@ -9,7 +9,7 @@ from ..ast import Stmt, start_of, statement, token_loc
 from ..builtins import as_tensor, check_size, describe
 from ..compiler import BINARY, OPERAND, VALUE, Compiler, compiles
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..failures import error_from, operator_error
+from ..failures import operator_error
 from ..runtime import ENGINE, Closure, Frame
 
 IN_PLACE = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}
@@ -166,7 +166,7 @@ def compile_aug_assign(c: Compiler, st: AugAssign) -> Closure:
             try:
                 getattr(old, method)(v)  # in place: x += 1 is x.add_(1)
             except Exception as exc:
-                raise error_from(exc, loc) from None
+                raise operator_error(exc, sym, old, v, loc) from None
             return
         if isinstance(target, A.Attribute) and type(old) not in (int, float):  # opt.lr *= 0.5 is a new number
             raise GradcalcError(f"'{sym}' changes a tensor in place, but .{target.name} is {describe(old)}", loc)

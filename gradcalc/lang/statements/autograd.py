@@ -47,6 +47,7 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
     retain = True if st.retain_graph else None  # None: create_graph decides, as in PyTorch
     create = st.create_graph
     where = start_of(st.expr)
+    gradient_at = start_of(st.gradient) if st.gradient is not None else None
     inputs = c.expr(st.inputs, ARG) if st.inputs is not None else None
     inputs_loc = start_of(st.inputs) if st.inputs is not None else None
 
@@ -55,6 +56,8 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
         if not isinstance(y, ENGINE.Tensor):
             raise GradcalcError(f"backward needs a tensor, not {describe(y)}", where)
         g = as_tensor(gradient(f)) if gradient is not None else None
+        if g is not None and not isinstance(g, ENGINE.Tensor):
+            raise GradcalcError(f"backward: the gradient must be a tensor, not {describe(g)}", gradient_at)
         wanted = _inputs(inputs(f), inputs_loc) if inputs is not None else None
         y.backward(g, retain_graph=retain, create_graph=create, inputs=wanted)
 
@@ -158,7 +161,11 @@ def compile_seed(c: Compiler, st: Seed) -> Closure:
     def run(f: Frame) -> None:
         from ..convert import engine, whole
 
-        engine().manual_seed(whole(ev(f), "a seed"))
+        n = whole(ev(f), "a seed")
+        if not 0 <= n < 2**63:
+            shown = n if abs(n) < 10**15 else f"{float(n):.3g}"
+            raise GradcalcError(f"a seed must be a whole number from 0 to 2**63 - 1, not {shown}")
+        engine().manual_seed(n)
 
     return run
 
