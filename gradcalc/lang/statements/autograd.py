@@ -40,8 +40,9 @@ class Backward(Stmt):
                    seen.get("inputs"))
 
 
-@compiles(Backward)
-def compile_backward(c: Compiler, st: Backward) -> Closure:
+def prepare_backward(c: Compiler, st: Backward) -> Callable[[Frame], tuple[Any, Any, Callable[[], None]]]:
+    """What `backward y [flags]` does, split in two for `explain backward`: at run time, the output, its
+    gradient (None: implied) and the call that runs the backward, all arguments checked before it."""
     ev = c.expr(st.expr, VALUE)
     gradient = c.expr(st.gradient, OPERAND) if st.gradient is not None else None
     retain = True if st.retain_graph else None  # None: create_graph decides, as in PyTorch
@@ -51,7 +52,7 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
     inputs = c.expr(st.inputs, ARG) if st.inputs is not None else None
     inputs_loc = start_of(st.inputs) if st.inputs is not None else None
 
-    def run(f: Frame) -> None:
+    def prepare(f: Frame) -> tuple[Any, Any, Callable[[], None]]:
         y = ev(f)
         if not isinstance(y, ENGINE.Tensor):
             raise GradcalcError(f"backward needs a tensor, not {describe(y)}", where)
@@ -59,7 +60,17 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
         if g is not None and not isinstance(g, ENGINE.Tensor):
             raise GradcalcError(f"backward: the gradient must be a tensor, not {describe(g)}", gradient_at)
         wanted = _inputs(inputs(f), inputs_loc) if inputs is not None else None
-        y.backward(g, retain_graph=retain, create_graph=create, inputs=wanted)
+        return y, g, lambda: y.backward(g, retain_graph=retain, create_graph=create, inputs=wanted)
+
+    return prepare
+
+
+@compiles(Backward)
+def compile_backward(c: Compiler, st: Backward) -> Closure:
+    prepare = prepare_backward(c, st)
+
+    def run(f: Frame) -> None:
+        prepare(f)[2]()
 
     return run
 

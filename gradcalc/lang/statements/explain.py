@@ -8,12 +8,12 @@ from typing import Any
 
 from .. import ast as A
 from ..ast import Stmt, start_of, statement, token_loc
-from ..builtins import METHODS, Builtin, as_tensor, describe
-from ..compiler import ARG, OPERAND, VALUE, Compiler, compiles
+from ..builtins import METHODS, Builtin, describe
+from ..compiler import ARG, VALUE, Compiler, compiles
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..failures import error_from
 from ..runtime import ENGINE, Closure, Frame, invoke_method
-from .autograd import Backward
+from .autograd import Backward, prepare_backward
 
 ACCEPTS = "`explain backward y [flags]`, `explain grad(...)`, `explain T.grad`, or `explain` alone (the last error)"
 
@@ -75,7 +75,7 @@ def compile_explain(c: Compiler, st: Explain) -> Closure:
 
 
 # -- explain backward y [flags] ---------------------------------------------------------------------------
-def _expr_text(c: Compiler, node: Any) -> str:
+def _expr_text(c: Compiler, node: Any, unnamed: str = "the output") -> str:
     from ..origin import statement_text
 
     text = statement_text(c.unit.source, start_of(node))
@@ -83,25 +83,30 @@ def _expr_text(c: Compiler, node: Any) -> str:
         cut = text.find(flag)
         if cut >= 0:
             text = text[:cut]
-    return text.strip() or "the output"
+    text = text.strip()
+    # the source from the expression's first token: "(a * b).grad" starts at `a`, so the brackets opened
+    # before it are taken back from the line
+    missing = text.count(")") - text.count("(")
+    if missing > 0:
+        at = start_of(node)
+        lines = c.unit.source.splitlines()
+        before = lines[at.line - 1][: at.column - 1].replace(" ", "") if 0 < at.line <= len(lines) else ""
+        if before.endswith("(" * missing):
+            text = "(" * missing + text
+    if not text or text.count("(") != text.count(")") or text.count("[") != text.count("]"):
+        return unnamed
+    return text
 
 
 def _compile_backward(c: Compiler, st: Backward) -> Closure:
-    ev = c.expr(st.expr, VALUE)
-    gradient = c.expr(st.gradient, OPERAND) if st.gradient is not None else None
-    retain = True if st.retain_graph else None
-    create = st.create_graph
-    where = start_of(st.expr)
+    prepare = prepare_backward(c, st)  # the backward statement's own checks and call
     label = _expr_text(c, st.expr)
     host = c.interp.host
-    flags = {"retain_graph": bool(st.retain_graph), "create_graph": bool(create)}
+    flags = {"retain_graph": bool(st.retain_graph), "create_graph": bool(st.create_graph)}
 
     def run(f: Frame) -> None:
-        y = ev(f)
-        if not isinstance(y, ENGINE.Tensor):
-            raise GradcalcError(f"backward needs a tensor, not {describe(y)}", where)
-        g = as_tensor(gradient(f)) if gradient is not None else None
-        _narrate_backward(host, f, y, g, label, flags, lambda: y.backward(g, retain_graph=retain, create_graph=create))
+        y, g, call = prepare(f)
+        _narrate_backward(host, f, y, g, label, flags, call)
 
     return run
 
@@ -249,7 +254,7 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
     where = start_of(node.obj)
     host = c.interp.host
     interp = c.interp
-    label = _expr_text(c, node.obj)
+    label = _expr_text(c, node.obj, "this tensor")
     if label.endswith(".grad"):
         label = label[: -len(".grad")]
 
