@@ -406,3 +406,16 @@ def test_hooks_that_fire_are_named() -> None:
     assert lines[i + 1] == "      received  tensor(2.)"  # what the node computes with, after the hook
     assert "      hooks     hook" in lines
     assert f"a.grad    None -> {trepr(a.grad)}" in out
+
+
+def test_explain_backward_keeps_the_statements_inputs() -> None:
+    # PyTorch: y.backward(inputs=[x]) accumulates into x only
+    x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    z = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    (x * z).backward(inputs=[x])
+    _, out, err = session_run(
+        "x = 1 requires_grad\nz = 2 requires_grad\ny = x * z\nexplain backward y inputs [x]\nx.grad\nz.grad\n"
+    )
+    assert not err
+    assert out.splitlines()[-2:] == [trepr(x.grad), "None"]
+    assert "z.grad" not in out
