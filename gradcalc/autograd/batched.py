@@ -59,7 +59,13 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list
         stop = min(n, start + step)
         seeds = np.zeros((stop - start, n), dtype=o._data.dtype)
         seeds[np.arange(stop - start), np.arange(start, stop)] = 1
-        found, largest = _walk(root, dict(deps), seeds.reshape((stop - start,) + out_shape), where, len(inside))
+        try:
+            found, largest = _walk(root, dict(deps), seeds.reshape((stop - start,) + out_shape), where, len(inside))
+        except (RuntimeError, ValueError):
+            # a saved value found changed only on unpacking (one whose version counter appeared after it was
+            # saved, which check_saved does not see), or any formula failing: the walk changed nothing, and
+            # the loop raises the error autograd.grad gives
+            return None
         for k, g in enumerate(found):
             if g is not None:
                 if g.shape != (stop - start,) + inside[k]._data.shape:
