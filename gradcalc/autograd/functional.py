@@ -92,7 +92,8 @@ def jacobian(
     (one per input); a tuple of outputs a tuple (one per output) of those. `create_graph` records the
     computation so the Jacobian can be differentiated; `strict` makes an output independent of an input an
     error (instead of zeros). `strategy="forward-mode"` (with `vectorize=True`, as PyTorch asks) computes it
-    a column at a time by forward-mode AD; `vectorize` alone changes nothing (rows are computed one by one).
+    a column at a time by forward-mode AD; `vectorize` alone computes all rows in one batched reverse pass
+    where every operation of the graph allows it (autograd/batched.py), else one by one: the same values.
     """
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f'jacobian: strategy must be "reverse-mode" or "forward-mode", not {strategy!r}')
@@ -119,6 +120,13 @@ def jacobian(
                     )
         result = []
         for i, o in enumerate(outs):
+            if vectorize and not create_graph and not forward_ad._active:  # PyTorch's vmap: one batched pass
+                from .batched import rows as batched_rows
+
+                blocks = batched_rows(o, list(ins))
+                if blocks is not None:
+                    result.append(tuple(Tensor._make(b, False, None) for b in blocks))
+                    continue
             rows = _rows(o, i, ins, create_graph, strict)
             result.append(tuple(_block(r, o, t, create_graph) for r, t in zip(rows, ins, strict=True)))
     per_output = tuple(r if is_inputs_tuple else r[0] for r in result)

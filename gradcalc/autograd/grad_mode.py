@@ -36,6 +36,9 @@ class _ThreadState(threading.local):
     # set by the engine during grad(outputs, inputs): the nodes whose gradients lead to `inputs`, so that a
     # formula skips an input's gradient nobody will read (PyTorch's needs_input_grad); None: all are wanted
     wanted: Any = None
+    # set by gradcalc.func's batched backward: every gradient carries this many leading batch dims (one row
+    # per cotangent), which `sum_to` keeps when it sums a broadcast gradient back; 0 in any other backward
+    batch: int = 0
 
 
 state = _ThreadState()

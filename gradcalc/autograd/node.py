@@ -97,6 +97,10 @@ class Node:
     user_code = False
     # PyTorch's names of what this node saved (`_saved_self`...), in PyTorch's pack order: see saved.py
     saved_names: dict[str, Any] = {}
+    # Whether `apply_batched` can run this node's backward on bare arrays that carry one leading batch dim
+    # (a row per cotangent: gradcalc.func's batched backward, one pass for a whole Jacobian). Marked beside
+    # each operation that was checked; any unmarked node makes that backward fall back to one pass per row.
+    batchable = False
 
     def __init__(self) -> None:
         self._next: tuple[Node | None, ...] = ()
@@ -139,6 +143,12 @@ class Node:
 
     def apply(self, grad: Tensor) -> tuple[Tensor | None, ...]:
         raise NotImplementedError
+
+    def apply_batched(self, grad: Any) -> tuple[Any, ...]:
+        """`apply` on a gradient array with a leading batch dim (see `batchable`), giving gradients with it
+        too. By default `apply` itself: right for formulas that broadcast over a leading dim (elementwise
+        ones, and `sum_to`, which keeps the batch dim under `state.batch`); others override it."""
+        return self.apply(grad)
 
     # -- saved tensors ---------------------------------------------------------------------------
     def save(self, *tensors: Tensor | SavedOutput | None) -> None:

@@ -348,7 +348,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
                 outs, out_spec = tensors_of(out, "jacrev: the function's output")
                 inside = [t for group in fresh for t in group]
                 keep = _needs_graph(outs, inside)
-                blocks = [_rows(o, inside, keep or bool(forward_ad._active)) for o in outs]
+                blocks = [_rows(o, inside, keep or bool(forward_ad._active), chunk_size) for o in outs]
             finally:
                 _depth -= 1
         result = unflatten([_per_arg(b, fresh, specs, is_tuple) for b in blocks], out_spec)
@@ -361,8 +361,16 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
     return wrapper
 
 
-def _rows(o: Tensor, inside: list[Tensor], keep: bool) -> list[Tensor]:
-    """The blocks d o / d x for each x of `inside`, by one `autograd.grad` per element of `o`."""
+def _rows(o: Tensor, inside: list[Tensor], keep: bool, chunk_size: int | None = None) -> list[Tensor]:
+    """The blocks d o / d x for each x of `inside`: by one batched reverse pass (chunks of at most
+    `chunk_size` rows) when no graph is kept and every node of the graph can run batched, else by one
+    `autograd.grad` per element of `o`."""
+    if not keep:
+        from ..autograd import batched
+
+        found = batched.rows(o, inside, chunk_size)
+        if found is not None:
+            return [Tensor._make(b, False, None) for b in found]
     rows: list[list[Tensor]] = [[] for _ in inside]
     n = o._data.size
     flat = np.zeros(n, dtype=o._data.dtype)

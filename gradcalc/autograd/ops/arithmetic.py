@@ -25,12 +25,23 @@ def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
     gshape = np.shape(g) if raw else g._data.shape
     if gshape == shape:
         return g
+    if raw and state.batch:  # a batched backward (never equal shapes): the leading batch dim is kept
+        return batched_sum_to(g, shape)
     lead = len(gshape) - len(shape)
     dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
     if raw:
         return np.sum(g, axis=dims, keepdims=True).reshape(shape)
     out = R.sum(g, dim=dims, keepdim=True) if dims else g
     return R.reshape_to(out, shape) if out._data.shape != shape else out
+
+
+def batched_sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """`sum_to` for a gradient array with a leading batch dim: each row summed down to `shape`."""
+    gshape = g.shape
+    lead = len(gshape) - 1 - len(shape)
+    dims = tuple(range(1, 1 + lead)) + tuple(
+        i + 1 + lead for i, n in enumerate(shape) if n == 1 and gshape[i + 1 + lead] != 1)
+    return np.sum(g, axis=dims, keepdims=True).reshape(gshape[:1] + shape)
 
 
 def _shape(x: Any) -> tuple[int, ...]:
@@ -136,6 +147,7 @@ class AddBackward0(_Binary):
     """a + b, or `add(a, b, alpha=k)`: a + k*b, with k in `other`."""
 
     __slots__ = ()
+    batchable = True
     saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
@@ -169,6 +181,7 @@ class AddBackward1(_Binary):
     """tensor + number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
 
     __slots__ = ()
+    batchable = True
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -221,6 +234,7 @@ class SubBackward0(_Binary):
     """a - b, or `sub(a, b, alpha=k)`: a - k*b, with k in `other`."""
 
     __slots__ = ()
+    batchable = True
     saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
@@ -288,6 +302,7 @@ def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha:
 
 class RsubBackward1(_Binary):
     __slots__ = ()
+    batchable = True
     saved_names = {"alpha": SV.const(1)}
     number_edge = False
 
@@ -314,6 +329,7 @@ def rsub(a: Tensor, b: Any) -> Tensor:
 # -- mul, div ---------------------------------------------------------------------------------------
 class MulBackward0(_Binary):
     __slots__ = ()
+    batchable = True
     saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
@@ -366,6 +382,7 @@ class MulBackward1(_Binary):
     """tensor * number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
 
     __slots__ = ()
+    batchable = True
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -385,6 +402,7 @@ def mul_scalar(a: Any, s: float) -> Any:
 
 class DivBackward0(_Binary):
     __slots__ = ()
+    batchable = True
     saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
@@ -419,6 +437,7 @@ def div(a: Any, b: Any) -> Tensor:
 
 class NegBackward0(Node):
     __slots__ = ()
+    batchable = True
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
@@ -442,6 +461,7 @@ class PowBackward0(_Binary):
     """x ** number."""
 
     __slots__ = ()
+    batchable = True
     saved_names = {"self": SV.tensor(0), "exponent": SV.field("other")}
     number_edge = False
 
@@ -488,6 +508,7 @@ class PowBackward2(_Binary):
     """number ** tensor: one edge, the exponent's."""
 
     __slots__ = ()
+    batchable = True
     saved_names = {"self": SV.field("other"), "result": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:

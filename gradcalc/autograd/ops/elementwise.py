@@ -142,6 +142,7 @@ class UnaryNode(Node):
     """The node of a row of `UNARY`: the saved (x, y) and the row's formula, or its factor."""
 
     __slots__ = ()
+    batchable = True
     raw_ok = True
     backward_formula: Callable[[T, T, T], T] | None = None
     factor: Callable[[T, T], T] | None = None
@@ -360,6 +361,7 @@ class ClampBackward1(Node):
     """clamp with number bounds: the gradient passes where min <= x <= max (bounds included)."""
 
     __slots__ = ("lo", "hi")
+    batchable = True
     saved_names = {"max": SV.field("hi"), "min": SV.field("lo"), "self": SV.tensor(0)}
     raw_ok = True
 
@@ -504,6 +506,7 @@ class MaximumBackward0(A._Binary):
     """Where the two are equal each gets half the gradient; nan passes the gradient to both."""
 
     __slots__ = ()
+    batchable = True
     saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
     keep = np.less  # the input masked out where keep(self, other): the smaller one, for maximum
@@ -562,6 +565,7 @@ class WhereBackward0(Node):
     """Edges to the two branches; the condition is saved (version-checked, freed), as PyTorch's."""
 
     __slots__ = ("shapes",)
+    batchable = True
     saved_names = {"condition": SV.tensor(0)}
     raw_ok = True
 
@@ -577,6 +581,7 @@ class MaskedFillBackward0(Node):
     """The gradient passes where the mask does not hold; the mask is saved, as PyTorch's."""
 
     __slots__ = ()
+    batchable = True
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

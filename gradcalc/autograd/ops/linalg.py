@@ -67,10 +67,16 @@ class DotBackward0(Node):
     __slots__ = ()
     saved_names = {"self": SV.tensor(0), "tensor": SV.tensor(1)}
     raw_ok = True
+    batchable = True
     jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(dot, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
+        return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
+
+    def apply_batched(self, g: Any) -> tuple:
+        a, b = self.unpack_saved(True)
+        g = g[:, None]  # one number per row, times a vector
         return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
 
 
@@ -103,6 +109,7 @@ class MvBackward0(Node):
     __slots__ = ()
     saved_names = {"self": SV.tensor(0), "vec": SV.tensor(1)}
     raw_ok = True
+    batchable = True
     jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mv, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
@@ -113,6 +120,12 @@ class MvBackward0(Node):
             gm = np.multiply.outer(g, v) if raw else outer(g, v)
         if needs(self, 1):
             gv = m.T @ g if raw else mv(S.t(m), g)
+        return (gm, gv)
+
+    def apply_batched(self, g: Any) -> tuple:
+        m, v = self.unpack_saved(True)
+        gm = g[:, :, None] * v if needs(self, 0) else None  # an outer product per row
+        gv = g @ m if needs(self, 1) else None  # m.T @ g, per row
         return (gm, gv)
 
 
@@ -132,6 +145,7 @@ def mv(m: Tensor, v: Tensor) -> Tensor:
 # -- mm ------------------------------------------------------------------------------------------------------
 class MmBackward0(Node):
     __slots__ = ("column_major",)
+    batchable = True
     saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
     jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mm, inputs, tangents))
@@ -178,6 +192,7 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 # -- bmm -----------------------------------------------------------------------------------------------------
 class BmmBackward0(Node):
     __slots__ = ()
+    batchable = True
     saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
     jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(bmm, inputs, tangents))

@@ -89,6 +89,17 @@ def _expand(g: Any, shape: tuple[int, ...]) -> Any:
     return S.expand(g, shape) if g._data.shape != shape else g
 
 
+def _batched_expand(g: np.ndarray, in_shape: tuple[int, ...], dims: Any, keepdim: bool) -> np.ndarray:
+    """`expand_back` of a gradient array with a leading batch dim (`Node.apply_batched`): the reduced dims
+    (all of them when `dims` is None) put back as size 1 after the batch dim, then broadcast."""
+    b = g.shape[0]
+    if dims is None:
+        g = g.reshape((b,) + (1,) * len(in_shape))
+    elif not keepdim:
+        g = np.expand_dims(g, tuple(d + 1 for d in dims))
+    return np.broadcast_to(g, (b,) + tuple(in_shape))
+
+
 def reshape_to(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     """Reshape used inside backward formulas."""
     return S.reshape(x, shape)
@@ -136,9 +147,13 @@ class SumBackward0(Node):
     __slots__ = ("in_shape", "in_dtype")
     saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Tensor) -> tuple:
         return (_expand(_back_to(g, self.in_dtype), self.in_shape),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (_batched_expand(_back_to(g, self.in_dtype), self.in_shape, None, False),)
 
 
 class SumBackward1(Node):
@@ -147,9 +162,13 @@ class SumBackward1(Node):
         "dim": SV.field("dims", tuple), "keepdim": SV.field("keepdim"), "self_sym_sizes": SV.field("in_shape", tuple),
     }
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Tensor) -> tuple:
         return (expand_back(_back_to(g, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (_batched_expand(_back_to(g, self.in_dtype), self.in_shape, self.dims, self.keepdim),)
 
 
 def _acc_dtype(d: np.ndarray) -> Any:
@@ -175,9 +194,13 @@ class MeanBackward0(Node):
     __slots__ = ("in_shape", "count", "in_dtype")
     saved_names = {"self_sym_numel": SV.field("in_shape", SV.numel), "self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Tensor) -> tuple:
         return (_expand(_back_to(g / self.count, self.in_dtype), self.in_shape),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (_batched_expand(_back_to(g / self.count, self.in_dtype), self.in_shape, None, False),)
 
 
 class MeanBackward1(Node):
@@ -187,10 +210,15 @@ class MeanBackward1(Node):
         "self_sym_numel": SV.field("in_shape", SV.numel), "self_sym_sizes": SV.field("in_shape", tuple),
     }
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Tensor) -> tuple:
         g = _back_to(g / self.count, self.in_dtype)
         return (expand_back(g, self.in_shape, self.dims, self.keepdim),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        g = _back_to(g / self.count, self.in_dtype)
+        return (_batched_expand(g, self.in_shape, self.dims, self.keepdim),)
 
 
 def mean(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:

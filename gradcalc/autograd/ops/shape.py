@@ -69,9 +69,13 @@ class ViewBackward0(Node):
     __slots__ = ("in_shape",)
     saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         return (reshape(g, self.in_shape) if _is_tensor(g) else g.reshape(self.in_shape),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (g.reshape(g.shape[:1] + self.in_shape),)
 
 
 class UnsafeViewBackward0(ViewBackward0):
@@ -174,6 +178,7 @@ class _SqueezeNode(Node):
 
     __slots__ = ("in_shape", "removed")
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         if not _is_tensor(g):
@@ -181,6 +186,9 @@ class _SqueezeNode(Node):
         for d in self.removed:
             g = unsqueeze(g, d)
         return (g,)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (g.reshape(g.shape[:1] + self.in_shape),)
 
 
 class SqueezeBackward0(_SqueezeNode):
@@ -230,9 +238,13 @@ class UnsqueezeBackward0(Node):
     __slots__ = ("dim",)
     saved_names = {"dim": SV.field("dim")}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         return (squeeze(g, self.dim) if _is_tensor(g) else np.squeeze(g, axis=self.dim),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (np.squeeze(g, axis=self.dim + 1),)
 
 
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
@@ -247,6 +259,7 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
 # -- expand ------------------------------------------------------------------------------------------------
 class ExpandBackward0(Node):
     __slots__ = ("in_shape",)
+    batchable = True
     saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
 
@@ -291,10 +304,15 @@ class TransposeBackward0(Node):
     __slots__ = ("dims",)
     saved_names = {"dim0": SV.field("dims", lambda d: d[0]), "dim1": SV.field("dims", lambda d: d[1])}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         d0, d1 = self.dims
         return (transpose(g, d0, d1) if _is_tensor(g) else np.swapaxes(g, d0, d1),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        d0, d1 = self.dims
+        return (np.swapaxes(g, d0 + 1, d1 + 1),)
 
 
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
@@ -311,9 +329,13 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
 class TBackward0(Node):
     __slots__ = ()
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         return (t(g) if _is_tensor(g) else g.T,)
+
+    def apply_batched(self, g: Any) -> tuple:
+        return (np.swapaxes(g, 1, 2) if g.ndim == 3 else g,)
 
 
 def t(x: Tensor) -> Tensor:
@@ -329,10 +351,15 @@ class PermuteBackward0(Node):
     __slots__ = ("dims",)
     saved_names = {"dims": SV.field("dims", tuple)}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         inverse = tuple(int(i) for i in np.argsort(self.dims))
         return (permute(g, inverse) if _is_tensor(g) else np.transpose(g, inverse),)
+
+    def apply_batched(self, g: Any) -> tuple:
+        inverse = tuple(int(i) + 1 for i in np.argsort(self.dims))
+        return (np.transpose(g, (0, *inverse)),)
 
 
 def permute(x: Tensor, *dims: Any) -> Tensor:
@@ -383,12 +410,18 @@ class SelectBackward0(Node):
     __slots__ = ("in_shape", "dim", "index")
     saved_names = {"dim": SV.field("dim"), "index": SV.field("index"), "self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         if _is_tensor(g):
             return (select_backward(g, self.in_shape, self.dim, self.index),)
         out = np.zeros(self.in_shape, dtype=g.dtype)
         out[(_ALL,) * self.dim + (self.index,)] = g
+        return (out,)
+
+    def apply_batched(self, g: Any) -> tuple:
+        out = np.zeros(g.shape[:1] + self.in_shape, dtype=g.dtype)
+        out[(_ALL,) * (self.dim + 1) + (self.index,)] = g
         return (out,)
 
 
@@ -434,12 +467,18 @@ class SliceBackward0(Node):
         "step": SV.field("bounds", lambda b: b[2]),
     }
     raw_ok = True
+    batchable = True
 
     def apply(self, g: Any) -> tuple:
         if _is_tensor(g):
             return (slice_backward(g, self.in_shape, self.dim, self.bounds),)
         out = np.zeros(self.in_shape, dtype=g.dtype)
         out[(_ALL,) * self.dim + (slice(*self.bounds),)] = g
+        return (out,)
+
+    def apply_batched(self, g: Any) -> tuple:
+        out = np.zeros(g.shape[:1] + self.in_shape, dtype=g.dtype)
+        out[(_ALL,) * (self.dim + 1) + (slice(*self.bounds),)] = g
         return (out,)
 
 
@@ -481,6 +520,7 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 class AliasBackward0(Node):
     __slots__ = ()
+    batchable = True
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:

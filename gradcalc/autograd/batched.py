@@ -1,0 +1,152 @@
+"""A batched backward: the rows of a Jacobian in one reverse pass instead of one pass per row (for
+`func.jacrev` and `autograd.functional.jacobian(..., vectorize=True)`).
+
+PyTorch's `jacrev` maps its vector-Jacobian product over the one-hot cotangents (vmap): one backward pass
+whose gradients all carry a leading batch dim. This walk does the same, on bare arrays, for graphs whose
+every node says its formula can (`Node.batchable`, set beside each operation that was checked: elementwise
+ones, arithmetic with broadcasting, sum/mean, views and transposes, matrix products). Each node runs
+`apply_batched`; `sum_to` keeps the batch dim while `state.batch` is set.
+
+It is only an acceleration: `rows` answers None whenever it cannot give exactly what the loop of
+`autograd.grad` calls would (a node not marked, a hook, retain_grad or custom code anywhere in the graph,
+saved values freed or changed in place, anomaly mode, a backward observer, packed saved values, a target
+that is not a leaf), and the caller then runs that loop, which also raises the loop's errors. Callers
+use it only when no graph is to be recorded (`create_graph`) and no forward-mode level is open.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import grad_mode, listen, provenance
+from .grad_mode import state
+from .node import FREED, STAMP, AccumulateGrad, Node
+from .tensor import Tensor
+
+# The most elements one gradient array may hold (rows × elements of the largest gradient of one row): the
+# rows go through in chunks below this, so that memory stays that of a few ordinary arrays.
+BUDGET = 1 << 22
+
+
+def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list[np.ndarray] | None:
+    """The blocks d o / d x (arrays of shape `o.shape + x.shape`, zeros where o does not depend on x) for
+    each x of `inside` (leaves that require grad), by batched reverse passes; None when the graph has
+    something the batched walk cannot run exactly as `autograd.grad` would."""
+    n = o._data.size
+    if n == 0 or not o._requires_grad:
+        return None
+    if (grad_mode.anomaly_seen and state.anomaly) or STAMP.packing or listen.current() is not None:
+        return None
+    where: dict[int, int] = {}
+    for k, t in enumerate(inside):
+        if t.grad_fn is not None:
+            return None
+        where[id(t)] = k
+    root = o.grad_fn if o.grad_fn is not None else o._accumulate_node()
+    deps = _graph(root, where)
+    if deps is None:
+        return None
+    origin = STAMP.origin
+    if origin is not None:
+        provenance.touched.clear()
+    out_shape = o._data.shape
+    blocks: list[Any] = [None] * len(inside)  # made on the first row that reaches them, in its dtype
+    limit = chunk_size or n
+    start, step = 0, 1  # one row first: it measures the largest gradient a row makes, for the chunks
+    while start < n:
+        stop = min(n, start + step)
+        seeds = np.zeros((stop - start, n), dtype=o._data.dtype)
+        seeds[np.arange(stop - start), np.arange(start, stop)] = 1
+        try:
+            found, largest = _walk(root, dict(deps), seeds.reshape((stop - start,) + out_shape), where, len(inside))
+        except (RuntimeError, ValueError):
+            # a saved value found changed only on unpacking (one whose version counter appeared after it was
+            # saved, which check_saved does not see), or any formula failing: the walk changed nothing, and
+            # the loop raises the error autograd.grad gives
+            return None
+        for k, g in enumerate(found):
+            if g is not None:
+                if g.shape != (stop - start,) + inside[k]._data.shape:
+                    return None  # never expected (the marked formulas keep the batch dim): the loop decides
+                if blocks[k] is None:
+                    blocks[k] = np.zeros((n,) + inside[k]._data.shape, dtype=g.dtype)
+                blocks[k][start:stop] = g
+        step = max(1, min(limit, BUDGET // max(1, largest // (stop - start))))
+        start = stop
+    if origin is not None:  # a front end's record of the call, as `autograd.grad` keeps one
+        provenance.ran(origin, [root], False, True, False, inside)
+    # an input no gradient reached: zeros in its own dtype, as the loop's rows of zeros
+    return [(np.zeros((n,) + t._data.shape, dtype=t._data.dtype) if b is None else b).reshape(out_shape + t._data.shape)
+            for b, t in zip(blocks, inside, strict=True)]
+
+
+def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
+    """Per node below `root`, how many edges lead into it; None when a node cannot run batched."""
+    deps: dict[Node, int] = {root: 0}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node._extras is not None:  # a hook, a prehook or retain_grad: the loop runs them
+            return None
+        if type(node) is AccumulateGrad:
+            leaf = node.variable
+            if leaf is None or id(leaf) not in where:
+                return None
+            continue
+        if not node.batchable or node.num_outputs != 1 or node.user_code:
+            return None
+        if node._saved is FREED or node._versions is not None:
+            try:
+                node.check_saved()
+            except RuntimeError:
+                return None  # the loop raises it, as autograd.grad does
+        for child in node._next:
+            if child is not None:
+                if child in deps:
+                    deps[child] += 1
+                else:
+                    deps[child] = 1
+                    stack.append(child)
+    return deps
+
+
+def _walk(root: Node, deps: dict[Node, int], seed: np.ndarray, where: dict[int, int],
+          count: int) -> tuple[list[Any], int]:
+    """One batched reverse pass from `root` with the cotangents `seed` (rows along the first dim): the
+    gradient arriving at each target leaf (None where none did), and the size of the largest array seen."""
+    found: list[Any] = [None] * count
+    buffers: dict[Node, Any] = {root: seed}
+    largest = seed.size
+    ready = [root]
+    recording, releasing, wanted, batch = state.grad_enabled, state.releasing, state.wanted, state.batch
+    state.grad_enabled, state.releasing, state.wanted, state.batch = False, False, None, 1
+    try:
+        while ready:
+            node = ready.pop()
+            g = buffers.pop(node, None)
+            if type(node) is AccumulateGrad:
+                if g is not None:
+                    found[where[id(node.variable)]] = g
+                continue
+            outs = node.apply_batched(g) if g is not None else ()
+            g = None
+            k = 0
+            for child in node._next:
+                if child is not None:
+                    c = outs[k] if outs else None
+                    if c is not None:
+                        old = buffers.get(child)
+                        c = c if old is None else old + c
+                        buffers[child] = c
+                        if c.size > largest:
+                            largest = c.size
+                    left = deps[child] - 1
+                    deps[child] = left
+                    if left == 0:
+                        ready.append(child)
+                k += 1
+    finally:
+        state.grad_enabled, state.releasing, state.wanted, state.batch = recording, releasing, wanted, batch
+    return found, largest
