@@ -22,7 +22,7 @@ import numpy as np
 
 from . import grad_mode, listen, provenance
 from .grad_mode import state
-from .node import FREED, STAMP, AccumulateGrad, Node
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, may_be_stale
 from .tensor import Tensor
 
 # The most elements one gradient array may hold (rows × elements of the largest gradient of one row): the
@@ -62,9 +62,7 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list
         try:
             found, largest = _walk(root, dict(deps), seeds.reshape((stop - start,) + out_shape), where, len(inside))
         except (RuntimeError, ValueError):
-            # a saved value found changed only on unpacking (one whose version counter appeared after it was
-            # saved, which check_saved does not see), or any formula failing: the walk changed nothing, and
-            # the loop raises the error autograd.grad gives
+            # any formula failing: the walk changed nothing, and the loop raises the error autograd.grad gives
             return None
         for k, g in enumerate(found):
             if g is not None:
@@ -86,6 +84,7 @@ def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
     """Per node below `root`, how many edges lead into it; None when a node cannot run batched."""
     deps: dict[Node, int] = {root: 0}
     stack = [root]
+    late = LATE_COUNTER[0]
     while stack:
         node = stack.pop()
         if node._extras is not None:  # a hook, a prehook or retain_grad: the loop runs them
@@ -97,7 +96,7 @@ def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
             continue
         if not node.batchable or node.num_outputs != 1 or node.user_code:
             return None
-        if node._saved is FREED or node._versions is not None:
+        if node._saved is FREED or node._versions is not None or (late and may_be_stale(node, late)):
             try:
                 node.check_saved()
             except RuntimeError:

@@ -25,7 +25,7 @@ import numpy as np
 
 from . import grad_mode, hooks, listen, ordered, provenance, saved
 from .grad_mode import state
-from .node import FREED, STAMP, AccumulateGrad, Node
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, may_be_stale, release_saved
 from .provenance import failure
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
@@ -130,6 +130,9 @@ def run_backward(
                     stack.append(child)
                     if child._versions is not None or child._saved is FREED:
                         suspects.append(child)
+    late = LATE_COUNTER[0]
+    if late:  # a counter was made for a tensor after nodes may have saved it: those nodes are suspects too
+        suspects.extend(n for n in deps if may_be_stale(n, late))
 
     # -- targets: where grad() reads gradients, and which nodes lead to them -------------------------
     capture: dict[Node, list[tuple[int, int]]] = {}  # target node -> (output_nr, index in inputs)
@@ -229,7 +232,7 @@ def run_backward(
             if anomaly:
                 _check_nan(node, outs)
             if not retain_graph and node._saved:
-                node._saved = FREED  # released; a node that saved nothing can run again, as in PyTorch
+                release_saved(node)  # a node that saved nothing can run again, as in PyTorch
             nrs = node._nrs
             k = 0
             for child in nexts:

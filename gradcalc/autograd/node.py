@@ -42,6 +42,20 @@ def next_seq() -> int:
     return n
 
 
+# The creation number current when a version counter was last made for a tensor that existed before
+# (tensor.version_of: an in-place change, a view, a .detach()). A node made before then may have saved such
+# a tensor while it had no counter, so its `_versions` is None although the tensor may since have changed:
+# the engine's pre-walk check looks into the saved values of nodes older than this (`may_be_stale`). While
+# no counter was made late (a plain chain of operations), that costs the walk nothing.
+LATE_COUNTER = [0]
+
+
+def may_be_stale(node: Node, late: int) -> bool:
+    """Whether `node` saved values that `check_saved` must look into although its `_versions` is None: it
+    saved some, and it is older than the latest counter made late (`LATE_COUNTER[0]`, given as `late`)."""
+    return node._versions is None and bool(node._saved) and getattr(node, "_seq", 0) < late
+
+
 # PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
 ACCUMULATE_SEQ = 2**64 - 1
 
@@ -88,7 +102,9 @@ class Node:
     # checks it once per node. `_trace` is the front end's origin (or, under anomaly mode without one, the
     # forward traceback); `_seq` the creation number. `_fwd` (set only while forward-mode AD is in use) holds
     # the inputs whose tangents the node's `jvp` needs.
-    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_extras", "_trace", "_seq", "_fwd", "__weakref__")
+    # `_empty` (set only when backward freed a node that had empty saved slots) is the bitmask of those slots:
+    # PyTorch reads an empty slot as None after freeing too (saved.py).
+    __slots__ = ("_next", "_nrs", "_saved", "_versions", "_extras", "_trace", "_seq", "_fwd", "_empty", "__weakref__")
     num_outputs = 1
     # A node whose `apply` is written with Python operators and `ops.dual` functions only can run on bare
     # NumPy arrays when backward records nothing (no create_graph): no Tensor per intermediate gradient.
@@ -180,9 +196,10 @@ class Node:
         saved = self._saved
         if saved is FREED:
             raise freed_error(self)
-        versions = self._versions
-        if versions is None or not saved:
+        if not saved:
             return
+        # without `_versions` every saved value was saved at version 0 (it had no counter then)
+        versions = self._versions or (None,) * len(saved)
         for i, t in enumerate(saved):
             if t is not None:
                 counter = t._vc
@@ -206,9 +223,11 @@ class Node:
             return saved
         out = []
         versions = self._versions
+        empty = 0  # the empty slots, kept when freeing
         for i, t in enumerate(saved):
             if t is None:
                 out.append(None)
+                empty |= 1 << i
                 continue
             counter = t._vc
             if counter is not None or versions is not None:
@@ -223,6 +242,8 @@ class Node:
                 out.append(t if type(t) is Tensor_ else t.unpack(self))
         if raw and state.releasing:
             self._saved = FREED
+            if empty:
+                self._empty = empty
         return tuple(out)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -257,6 +278,18 @@ class Node:
         """Run `fn(grad_outputs)` before this node computes during backward; a tuple it returns replaces
         grad_outputs. Returns a handle whose `.remove()` takes the hook away."""
         return hooks.register_node_prehook(self, fn)
+
+
+def release_saved(node: Node) -> None:
+    """Free what `node` saved (a backward without retain_graph), keeping which slots were empty."""
+    saved = node._saved
+    node._saved = FREED
+    empty = 0
+    for i, t in enumerate(saved):
+        if t is None:
+            empty |= 1 << i
+    if empty:  # the same tuple gives the same mask: a node freed again (after an undo) keeps it right
+        node._empty = empty
 
 
 def freed_message(node: Node) -> str:
@@ -311,10 +344,13 @@ class SavedOutput:
     __slots__ = ("_data", "_vc", "_inference", "_fw")
 
     def __init__(self, t: Tensor) -> None:
-        from .tensor import version_of
+        from .tensor import Version
 
         self._data = t._data
-        self._vc = version_of(t)
+        v = t._vc
+        if v is None:  # `t` is the node's fresh output: no older node saved it, so not version_of's late counter
+            v = t._vc = Version()
+        self._vc = v
         self._inference = t._inference
         fw = getattr(t, "_fw", None)
         if fw is not None:

@@ -21,7 +21,7 @@ import numpy as np
 
 from . import saved
 from .events import GradAccumulated, GradRetained, HookCall, NodeRun
-from .node import FREED, STAMP, AccumulateGrad, Node
+from .node import STAMP, AccumulateGrad, Node, release_saved
 from .tensor import Tensor, version_of
 
 
@@ -281,7 +281,7 @@ def walk(
                 outs = [None if o is None else _tensor(o) for o in r]
                 outs += [None] * (len(node._next) - len(outs))
                 if not retain_graph and node._saved:
-                    node._saved = FREED
+                    release_saved(node)
                     freed = names
             if extras is not None and extras.post_hooks:
                 for fn in list(extras.post_hooks.values()):

@@ -28,12 +28,23 @@ if TYPE_CHECKING:
 class Spec:
     """How to read one saved value of a node (see the module docstring)."""
 
-    __slots__ = ("read", "is_tensor", "index")
+    __slots__ = ("read", "is_tensor", "index", "number")
 
-    def __init__(self, read: Callable[[Node], Any], is_tensor: bool, index: int | None = None) -> None:
+    def __init__(self, read: Callable[[Node], Any], is_tensor: bool, index: int | None = None,
+                 number: str | None = None) -> None:
         self.read = read
         self.is_tensor = is_tensor
         self.index = index  # the position in the node's `_saved` of a saved tensor
+        self.number = number  # the node's attribute holding a number operand shown in its place
+
+    def empty_when_freed(self, node: Node) -> bool:
+        """Whether this tensor's slot of a freed node was empty: PyTorch reads it as None after freeing too
+        (an undefined tensor is never freed), where a saved tensor, or a number operand PyTorch wraps as
+        one, is an error."""
+        i = self.index
+        if i is None or not (getattr(node, "_empty", 0) >> i) & 1:
+            return False
+        return self.number is None or getattr(node, self.number, None) is None
 
 
 def tensor(i: int, number: str | None = None) -> Spec:
@@ -52,7 +63,7 @@ def tensor(i: int, number: str | None = None) -> Spec:
                                     False, None)
         return None
 
-    return Spec(read, True, i)
+    return Spec(read, True, i, number)
 
 
 def array(attr: str) -> Spec:
@@ -169,6 +180,8 @@ def visible(node: Node, names: list[str]) -> list[str]:
 def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
     def read(node: Node) -> Any:
         if spec.is_tensor and node._saved is _freed():
+            if spec.empty_when_freed(node):
+                return None
             from .node import freed_error
 
             raise freed_error(node)
@@ -179,11 +192,15 @@ def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
 
 
 def saved_mapping(node: Node) -> Mapping[str, Any]:
-    """`Node.saved`: name -> value, or FREED_VALUE for a tensor backward released."""
+    """`Node.saved`: name -> value, or FREED_VALUE for a tensor backward released (None for a slot left
+    empty, as PyTorch reads it)."""
     freed = node._saved is _freed()
     out = {}
     for name, spec in type(node).saved_names.items():
-        out[name] = FREED_VALUE if freed and spec.is_tensor else spec.read(node)
+        if freed and spec.is_tensor:
+            out[name] = None if spec.empty_when_freed(node) else FREED_VALUE
+        else:
+            out[name] = spec.read(node)
     return MappingProxyType(out)
 
 
@@ -214,7 +231,7 @@ def details(node: Node) -> list[SavedDetail]:
             out.append(SavedDetail(name, spec.read(node), False, None, None))
             continue
         if freed:
-            out.append(SavedDetail(name, FREED_VALUE, True, None, None))
+            out.append(SavedDetail(name, None if spec.empty_when_freed(node) else FREED_VALUE, True, None, None))
             continue
         i = spec.index
         raw = saved[i] if saved and i is not None and i < len(saved) else None

@@ -40,6 +40,9 @@ def version_of(t: Tensor) -> Version:
     v = t._vc
     if v is None:
         v = t._vc = Version()
+        # nodes made before now may have saved `t` while it had no counter (their `_versions` say nothing
+        # of it): backward's checks look into those (node.LATE_COUNTER)
+        _node_module.LATE_COUNTER[0] = _node_module.SEQ[0]
     return v
 
 

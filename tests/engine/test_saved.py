@@ -163,3 +163,72 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError):
         y.grad_fn._saved_nothing  # noqa: B018
     assert not hasattr(y.grad_fn, "foo")
+
+
+@pytest.mark.parametrize("kind", sorted(PROGRAMS))
+def test_after_backward_each_saved_name_reads_as_pytorchs_none_or_error(kind: str) -> None:
+    """A freed node: a tensor slot it left empty reads None (as PyTorch's undefined saved tensor), a saved
+    tensor (or a number operand PyTorch wraps as one) is the freed error, anything else its value; `saved`
+    and `details` (the language's `graph`) show the same."""
+    from gradcalc.autograd.saved import details
+
+    def after(lib: Any) -> Any:
+        y = PROGRAMS[kind](*leaves(lib), lib)
+        y.sum().backward()
+        return y.grad_fn
+
+    ours, theirs = after(gradcalc), after(torch)
+    shown = {d.name: d.value for d in details(ours)}
+    for name in names(theirs, "_saved_") - {n for k, n in NOT_KEPT if k == theirs.name()} - DIFFERENT.get(kind, set()):
+        try:
+            expected = "none" if getattr(theirs, "_saved_" + name) is None else "value"
+        except RuntimeError as exc:
+            assert "backward through the graph a second time" in str(exc)
+            expected = "freed"
+        if expected == "freed":
+            with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+                getattr(ours, "_saved_" + name)
+            assert ours.saved[name] is FREED_VALUE and shown[name] is FREED_VALUE, name
+        else:
+            value = getattr(ours, "_saved_" + name)
+            assert (value is None) == (expected == "none"), name
+            if expected == "none":
+                assert ours.saved[name] is None and shown[name] is None, name
+
+
+def test_a_saved_tensor_given_a_version_counter_after_saving_fails_before_the_walk() -> None:
+    """`a` has no version counter when sin saves it; the in-place change gives it one. The check before the
+    walk must still see it: the failed backward changes no .grad and frees nothing (PyTorch fails the same
+    way, with its own message, but only midway: it has already run the other branch, accumulated w.grad and
+    freed MulBackward0's values, which gradcalc's "a failed statement changes nothing" rules out)."""
+    from gradcalc.autograd.saved import details
+
+    messages = []
+    for lib in (torch, gradcalc):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        w = lib.tensor([3.0, 4.0], requires_grad=True)
+        a = x * 1
+        b = a.sin()
+        c = x * w
+        a.add_(1)
+        with pytest.raises(RuntimeError, match="(?i)modified by an inplace operation|changed in place") as err:
+            (b.sum() + c.sum()).backward()
+        messages.append(str(err.value))
+    assert x.grad is None and w.grad is None
+    # nothing freed (`details` reads without the version check)
+    assert c.grad_fn._saved_self is x and details(b.grad_fn)[0].value is a
+    # the message is the one the walk would raise on unpacking (the node, its saved index, both versions)
+    with pytest.raises(RuntimeError) as unpacked:
+        b.grad_fn.saved_tensors  # noqa: B018
+    assert messages[1] == str(unpacked.value)
+    assert "SinBackward0" in messages[1] and "version 1" in messages[1] and "version 0" in messages[1]
+    # the same through grad(), and after the tensor got its counter from a view instead of an in-place change
+    with pytest.raises(RuntimeError, match="changed in place"):
+        gradcalc.autograd.grad(b.sum(), [x])
+    y = gradcalc.tensor([1.0, 2.0], requires_grad=True)
+    p = y * 1
+    q = p.exp() * p.cos()
+    p[0:1].mul_(2)  # through a view: p's counter is made by the view, and bumped through it
+    with pytest.raises(RuntimeError, match="changed in place"):
+        q.sum().backward()
+    assert y.grad is None

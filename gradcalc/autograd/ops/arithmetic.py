@@ -6,6 +6,7 @@ A Python number operand is a constant: it gets no edge, and its gradient is neve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -212,11 +213,12 @@ def _into_temporary(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray | None:
     return ufunc(ad, bd, out=ad)
 
 
-def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
+def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc, check: Callable[[Any, Any], None] | None = None) -> Any:
     """The Python operator for `op` (`a + b`): like `op`, but when the left operand is a temporary that
     dies with this expression (as `s * x` in `s * x + e`), the result is written into its array instead of
     a new one. Only for operations that save neither input, and only through the operator, where a
-    temporary can be told from a named tensor (`temporaries.temporary_operand`)."""
+    temporary can be told from a named tensor (`temporaries.temporary_operand`). `check(a, b)`, when given,
+    runs first: an operation PyTorch refuses fails before a temporary's array is written into."""
 
     def operator(a: Any, b: Any) -> Tensor:
         if type(a) is Tensor and a._data.size >= REUSE_MIN_SIZE and temporary_operand(a):
@@ -224,6 +226,16 @@ def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc) -> Any:
             if data is not None:
                 return _binary(node, a, b, data, None, None)
         return op(a, b)
+
+    if check is not None:  # a closure of its own: the unchecked operators (`+`) pay nothing for it
+
+        def operator(a: Any, b: Any) -> Tensor:  # type: ignore[misc]
+            check(a, b)
+            if type(a) is Tensor and a._data.size >= REUSE_MIN_SIZE and temporary_operand(a):
+                data = _into_temporary(ufunc, a, b)
+                if data is not None:
+                    return _binary(node, a, b, data, None, None)
+            return op(a, b)
 
     operator.__name__ = f"__{op.__name__}__"
     operator.__doc__ = op.__doc__
@@ -258,18 +270,32 @@ _BOOL_SUB = (
 )
 
 
-def _bool_error(a: Any, b: Any) -> RuntimeError:
-    both = type(a) is Tensor and type(b) is Tensor and a._data.dtype.kind == "b" and b._data.dtype.kind == "b"
-    return RuntimeError(_BOOL_SUB if both else _BOOL_SUB_ONE)
+def _is_bool(x: Any) -> bool:
+    """Whether `x` is a bool operand in PyTorch's sense: a bool tensor, or a Python bool (which PyTorch wraps
+    as a bool tensor)."""
+    if type(x) is Tensor:
+        return x._data.dtype.kind == "b"
+    return isinstance(x, bool | np.bool_) or (isinstance(x, Tensor | np.ndarray) and _dtype_kind(x) == "b")
+
+
+def _dtype_kind(x: Any) -> str:
+    return (x._data if isinstance(x, Tensor) else x).dtype.kind
+
+
+def check_sub(a: Any, b: Any) -> None:
+    """PyTorch's `sub_check`: a subtraction with a bool operand on either side (a bool tensor or a Python
+    bool) is refused, whatever the other operand is; NumPy would compute most of them."""
+    first, second = _is_bool(a), _is_bool(b)
+    if first or second:
+        raise RuntimeError(_BOOL_SUB if first and second else _BOOL_SUB_ONE)
 
 
 def sub(a: Any, b: Any) -> Tensor:
     """a - b."""
+    check_sub(a, b)
     ad, bd = binary_operands(a, b)
     try:
         data = ad - bd
-    except TypeError:  # bool operands
-        raise _bool_error(a, b) from None
     except ValueError as exc:
         raise broadcast_error(exc, a, b) from None
     return _binary(SubBackward0, a, b, data, None, None)
@@ -288,6 +314,8 @@ def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
 def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha: Any) -> Tensor:
     if not isinstance(alpha, (int, float, np.number)):  # (bool is an int)
         raise TypeError(f"alpha must be a number, not {type(alpha).__name__}")
+    if cls is SubBackward0:  # on the operands as given: `b * alpha` would turn a Python bool into an int
+        check_sub(a, b)
     if alpha == 1:
         return op(a, b)
     if type(b) is not Tensor:  # a number operand: scaled first, as PyTorch's Scalar overload does
@@ -316,13 +344,9 @@ class RsubBackward1(_Binary):
 
 def rsub(a: Tensor, b: Any) -> Tensor:
     """b - a, for a number b (Python's `2 - x`)."""
-    if a._data.dtype.kind == "b":  # NumPy would compute it; PyTorch refuses
-        raise _bool_error(a, b)
+    check_sub(b, a)  # NumPy would compute most of them; PyTorch refuses
     ad, bd = binary_operands(a, b)
-    try:
-        data = bd - ad
-    except TypeError:  # a bool tensor
-        raise _bool_error(a, b) from None
+    data = bd - ad
     return _binary(RsubBackward1, a, b, data, None, None)
 
 
@@ -619,7 +643,7 @@ def remainder(a: Any, b: Any) -> Tensor:
 METHODS = {
     "__add__": _operator(add, AddBackward0, np.add),
     "__radd__": add,
-    "__sub__": _operator(sub, SubBackward0, np.subtract),
+    "__sub__": _operator(sub, SubBackward0, np.subtract, check_sub),
     "__rsub__": rsub,
     "__mul__": mul,
     "__rmul__": mul,

@@ -138,6 +138,27 @@ UNARY: dict[str, tuple[Any, ...]] = {
 }
 
 
+# What a row does with a bool or integer tensor, where NumPy and PyTorch differ. PyTorch computes the
+# functions with non-integer values in the default dtype (float64 here; NumPy gives float16 for bool); it
+# refuses bool tensors for these rows, and frac for integer ones too (kinds as NumPy's `dtype.kind`).
+REFUSES: dict[str, str] = {n: "b" for n in ("abs", "relu", "round", "floor", "ceil", "trunc")} | {"frac": "biu"}
+INTEGRAL_KEPT = frozenset(REFUSES) | {"sign", "sgn"}  # these keep an integral dtype (sign keeps bool too)
+
+
+def integral_input(name: str, d: np.ndarray) -> np.ndarray:
+    """The array a row `name` computes on, for a bool or integer tensor's array `d` (PyTorch's rules)."""
+    kind = d.dtype.kind
+    if kind in REFUSES.get(name, ""):
+        if name == "relu":
+            raise RuntimeError("Boolean inputs not supported for relu")
+        raise NotImplementedError(
+            f"{name} is not implemented for {d.dtype.name} tensors: convert the tensor first, e.g. x.double()"
+        )
+    if kind == "b" and name not in INTEGRAL_KEPT:
+        return d.astype(np.float64)  # the default dtype, as PyTorch's promotion of integral inputs
+    return d
+
+
 class UnaryNode(Node):
     """The node of a row of `UNARY`: the saved (x, y) and the row's formula, or its factor."""
 
@@ -187,7 +208,10 @@ def _make_unary(name: str, forward: Callable, node_name: str, saves: str, backwa
             if isinstance(x, np.ndarray | np.generic):  # a bare array, inside a backward formula: compute
                 return forward(x)
             raise TypeError(f"{name}() takes a tensor, not {type(x).__name__}: wrap it in tensor(...)")
-        if in_place and x._data.size >= REUSE_MIN_SIZE and temporary_argument(x):
+        # (no local name for x._data: a temporary's array is told by who else holds it)
+        if x._data.dtype.kind != "f":  # bool and integers: PyTorch's dtype rules, not NumPy's
+            data = forward(integral_input(name, x._data))
+        elif in_place and x._data.size >= REUSE_MIN_SIZE and temporary_argument(x):
             data = forward(x._data, out=x._data)  # a temporary's array, reused as NumPy's elision would
         else:
             data = forward(x._data)

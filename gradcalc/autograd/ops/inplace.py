@@ -27,7 +27,7 @@ from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from . import elementwise as E
 from . import reductions as R
-from .core import broadcast_message, needs, record, result
+from .core import _CATEGORY, broadcast_message, needs, record, result
 
 
 def check_inplace(t: Tensor, what: str) -> None:
@@ -73,8 +73,12 @@ def _alias(t: Tensor) -> Tensor:
     return a
 
 
-def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *others: Any) -> Tensor:
-    """Run `compute` out of place and write its result into `t`."""
+def apply_inplace(
+    t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *others: Any, cast_check: bool = False
+) -> Tensor:
+    """Run `compute` out of place and write its result into `t`. With `cast_check` (an operation whose
+    result dtype follows its operands, as `add_` or `sin_`), a result of a higher kind than `t`'s dtype
+    (float into an integer or bool tensor, integer into bool) is refused, as PyTorch refuses it."""
     check_inplace(t, what)
     if grad_mode.forward_seen and forward_ad._pending:  # tangents read values this change overwrites
         forward_ad.force_pending()
@@ -86,6 +90,11 @@ def apply_inplace(t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *ot
     # the new tangents, computed before the values they derive from are overwritten
     tangents = forward_ad._forced(new) if dual else None
     data = t._data
+    if cast_check and _CATEGORY[new._data.dtype.kind] > _CATEGORY[data.dtype.kind]:
+        raise RuntimeError(
+            f"{what}: result type {new._data.dtype.name} can't be cast to the desired output type "
+            f"{data.dtype.name}: write the result into a new tensor, or convert this one first (e.g. x.double())"
+        )
     if not data.flags.writeable:
         raise RuntimeError(
             f"{what}: this tensor is an expanded view whose elements share memory; change a .clone() of it"
@@ -148,7 +157,7 @@ def _unary_(name: str) -> Callable[[Tensor], Tensor]:
     op = E._ops[name]  # every row's function, including rows without a module-level name
 
     def method(self: Tensor) -> Tensor:
-        return apply_inplace(self, op, f"{name}_")
+        return apply_inplace(self, op, f"{name}_", cast_check=True)
 
     method.__name__ = f"{name}_"
     method.__doc__ = f"In-place {name}: writes the result into this tensor."
@@ -168,7 +177,7 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
                 if STAMP.origin is not None:
                     provenance.changed(counter)
                 return self
-            return apply_inplace(self, lambda t: op(t, other, alpha), name, other)
+            return apply_inplace(self, lambda t: op(t, other, alpha), name, other, cast_check=True)
 
     else:
 
@@ -181,7 +190,7 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
                 if STAMP.origin is not None:
                     provenance.changed(counter)
                 return self
-            return apply_inplace(self, lambda t: op(t, other), name, other)
+            return apply_inplace(self, lambda t: op(t, other), name, other, cast_check=True)
 
     method.__name__ = name
     method.__doc__ = f"In-place {name.rstrip('_')}: writes the result into this tensor."
@@ -407,7 +416,7 @@ def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
 
 def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
     """Clamp in place (the out-of-place `clamp` is the elementwise module's)."""
-    return apply_inplace(self, lambda t: t.clamp(min=min, max=max), "clamp_", min, max)
+    return apply_inplace(self, lambda t: t.clamp(min=min, max=max), "clamp_", min, max, cast_check=True)
 
 
 METHODS: dict[str, Callable] = {

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import saved as SV
-from ..node import Node, SavedOutput
+from ..node import NOTHING, Node, SavedOutput
 from ..tensor import Tensor
 from . import arithmetic as A
 from . import elementwise as E
@@ -447,6 +447,9 @@ def _extreme(name: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     node = record(dim_node, x)
     if node is not None:
         node.indices, node.in_shape, node.dim, node.keepdim = idx, d.shape, axis, keepdim
+        # the indices are a saved tensor in PyTorch: a plain backward frees the node (marked by a `_saved` to
+        # release), after which reading them, or a second backward, is PyTorch's error
+        node._saved = NOTHING
     return pair(result(values, node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None))
 
 
