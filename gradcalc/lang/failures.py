@@ -121,14 +121,16 @@ def translate(exc: BaseException) -> str:
     if isinstance(exc, GradcalcError):
         return exc.message
     if isinstance(exc, RecursionError):
-        return "the computation is nested too deeply (Python's recursion limit)"
+        return "the computation is nested too deeply (a function calls itself without end?)"
     if isinstance(exc, MemoryError):
         return "out of memory: the result is too large (see --max-elements)"
     if isinstance(exc, ZeroDivisionError):
-        return "division by zero (of Python numbers; tensors give inf or nan)"
+        return "division by zero (of plain numbers; tensors give inf or nan)"
     if isinstance(exc, OverflowError):
         return f"a number is too large: {exc}"
     message = str(exc)
+    if "use the `~` or `logical_not()` operator" in message:  # PyTorch's hint, in the language (it has no ~)
+        message = message.replace("use the `~` or `logical_not()` operator", "use logical_not(x)")
     if isinstance(exc, KeyError) and exc.args:
         return f"no key {exc.args[0]!r}"
     if isinstance(exc, ValueError):

@@ -182,3 +182,15 @@ def test_warnings_speak_the_language(source: str) -> None:
     for text in r.warnings + r.errors:
         assert python_words(text) is None, text
     assert not fallback.seen
+
+
+def test_pytorchs_mask_hint_points_at_what_the_language_has() -> None:
+    # PyTorch's message suggests `~`, which the language does not have; logical_not(x) it has
+    import io
+
+    from gradcalc.lang import Session
+
+    err = io.StringIO()
+    Session(out=io.StringIO(), err=err).run("b = [true, false]\nb - 1\n", "t.gc")
+    assert "with a bool tensor is not supported" in err.getvalue() and "logical_not(x)" in err.getvalue()
+    assert "`~`" not in err.getvalue()
