@@ -61,7 +61,7 @@ def signature(name: str, method: bool = False) -> str:
         ("x = [1, 2]\nx < none", "can't compare a tensor of shape (2,) with none using '<'"),
         ("x = [1, 2]\nx[sin]", "can't index a tensor of shape (2,) with the built-in function sin"),
         ("x = [1, 2] > 1\n-x", "Negation, the `-` operator, on a bool tensor is not supported. If you are "
-                                      "trying to invert a mask, use the `~` or `logical_not()` operator instead."),
+                                      "trying to invert a mask, use logical_not(x) instead."),
         ("x = [1, 2]\nx.grad = 'g'", "can't assign a string to .grad"),
     ],
 )
