@@ -8,6 +8,10 @@ argument becomes, builtins.py), and names the first that does not fit, followed 
     norm: argument 'x' must be a tensor, not none. norm(x, p='fro', dim=none, keepdim=false, dtype=none)
     sum does not take an argument 'foo'. sum(x, dim=, keepdim=false, dtype=none)
 
+The binding (`bind_arguments`), the wording of an argument of the wrong kind (`must_be`) and the format
+(`wrong_call`: the problem, starting with the callable's name, then the signature) are every argument-checking
+layer's: modules and optimizers (nn.py `Checked`) and the transforms (transforms.py `bind`) use them too.
+
 When every argument fits, the failure is the engine's to explain (a shape mismatch, a dimension out of
 range): its message stands, in PyTorch's words, once `failures.error_from` has made sure no Python or NumPy
 insides show.
@@ -48,13 +52,20 @@ def call_error(b: Builtin, exc: BaseException, args: tuple | list, kwargs: dict)
     except Exception:  # noqa: BLE001 - explaining must never be what fails
         problem = None
     if problem is not None:
-        return GradcalcError(f"{problem}. {signature(b)}")
+        return wrong_call(problem, signature(b))
     message = translate(exc)
     if speaks_python(message):  # the engine's words were Python's: say what was given instead
         fallback.note(message, described=True)
         given = ", ".join(what(a) for a in args) or "no arguments"
-        return GradcalcError(f"{b.name} can't take {given}. {signature(b)}")
+        return wrong_call(f"{b.name} can't take {given}", signature(b))
     return error_from(exc, None)
+
+
+def wrong_call(problem: str, signature: str) -> GradcalcError:
+    """The one format of every wrong call's message, in every layer that checks arguments (built-ins and
+    methods here, modules and optimizers in nn.py, transforms in transforms.py): the problem, starting with
+    the callable's name, then its signature as `:help` shows it."""
+    return GradcalcError(f"{problem}. {signature}")
 
 
 def signature(b: Builtin) -> str:
@@ -89,12 +100,42 @@ def _quoted(names: list[str]) -> str:
 
 
 def bind(b: Builtin, args: tuple, kwargs: dict) -> tuple[dict[str, Any], str | None]:
-    """(parameter name -> argument, or a problem with how the call is written)."""
-    params = parameters(b)
-    name = b.name
-    positional = [p for p in params if p.kind not in _VARIADIC and p.kind is not inspect.Parameter.KEYWORD_ONLY]
-    star = next((p for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None)
-    takes_any_keyword = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+    """(parameter name -> argument, or a problem with how the call of built-in `b` is written)."""
+    return bind_arguments(b.name, parameters(b), args, kwargs)
+
+
+class Layout(NamedTuple):
+    """A signature's parameters sorted for binding (worked out once by a callable checked on every call)."""
+
+    params: list[inspect.Parameter]
+    positional: list[inspect.Parameter]
+    star: inspect.Parameter | None  # the `*args` parameter
+    any_keyword: bool  # a `**kwargs` parameter takes any other name
+    by_name: dict[str, inspect.Parameter]
+    required: list[str]  # the names of the parameters without a default
+
+
+def layout(params: list[inspect.Parameter]) -> Layout:
+    """`params` sorted for `bind_arguments`."""
+    return Layout(
+        params,
+        [p for p in params if p.kind not in _VARIADIC and p.kind is not inspect.Parameter.KEYWORD_ONLY],
+        next((p for p in params if p.kind is inspect.Parameter.VAR_POSITIONAL), None),
+        any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params),
+        {p.name: p for p in params if p.kind not in _VARIADIC and p.kind is not inspect.Parameter.POSITIONAL_ONLY},
+        [p.name for p in params if p.kind not in _VARIADIC and p.default is _EMPTY],
+    )
+
+
+def bind_arguments(name: str, params: list[inspect.Parameter] | Layout, args: tuple | list, kwargs: dict,
+                   hints: bool = False) -> tuple[dict[str, Any], str | None]:
+    """(parameter name -> argument, or a problem with how the call is written): Python's rules for binding
+    arguments to `params`, in the language's words, each problem starting with `name` (the callable as the
+    user wrote it). Every layer that checks arguments (built-ins, modules and optimizers, transforms) binds
+    here. `hints`: an argument given by position past the positional ones says which to give by name, and an
+    unknown name suggests the closest parameter."""
+    lay = params if isinstance(params, Layout) else layout(params)
+    params, positional, star, takes_any_keyword, by_name, required = lay
     bound: dict[str, Any] = {}
     if len(args) > len(positional) and star is None:
         given = f"{len(args)} {'was' if len(args) == 1 else 'were'} given"
@@ -104,24 +145,40 @@ def bind(b: Builtin, args: tuple, kwargs: dict) -> tuple[dict[str, Any], str | N
         count = f"{n} argument{'s' * (n != 1)}" if all(p.default is _EMPTY for p in positional) else (
             f"at most {n} argument{'s' * (n != 1)}"
         )
-        return bound, f"{name} takes {count} ({_names(positional)}), but {given}"
+        keyword_only = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+        hint = f"; give {', '.join(k + '=' for k in keyword_only)} by name" if hints and keyword_only else ""
+        return bound, f"{name} takes {count} ({_names(positional)}), but {given}{hint}"
     for p, a in zip(positional, args, strict=False):
         bound[p.name] = a
     if star is not None:
         bound[star.name] = tuple(args[len(positional):])
-    by_name = {p.name: p for p in params if p.kind not in _VARIADIC and p.kind is not inspect.Parameter.POSITIONAL_ONLY}
     for key, value in kwargs.items():
         if key not in by_name:
             if takes_any_keyword:
                 continue
-            return bound, f"{name} does not take an argument '{key}'"
+            close = _closest(key, list(by_name)) if hints else []
+            hint = f" (did you mean '{shown(close[0])}='?)" if close else ""
+            return bound, f"{name} does not take an argument '{key}'{hint}"
         if key in bound:
             return bound, f"{name}: argument '{shown(key)}' is given twice (by position and by name)"
         bound[key] = value
-    missing = [p.name for p in params if p.kind not in _VARIADIC and p.default is _EMPTY and p.name not in bound]
+    missing = [key for key in required if key not in bound]
     if missing:
         return bound, f"{name} needs argument{'s' * (len(missing) > 1)} {_quoted(missing)}"
     return bound, None
+
+
+def _closest(key: str, names: list[str]) -> list[str]:
+    import difflib  # only a wrong call pays for it
+
+    return difflib.get_close_matches(key, names, n=1)
+
+
+def must_be(name: str, param: str, wants: str, given: str, each: bool = False) -> str:
+    """The problem of an argument of the wrong kind: `norm: argument 'x' must be a tensor, not none`
+    (`each`: one of the values a `*args` parameter collects)."""
+    who = f"'{shown(param)}'" if each else f"argument '{shown(param)}'"
+    return f"{name}: {who} must be {wants}, not {given}"
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -271,13 +328,12 @@ def diagnose(b: Builtin, args: tuple, kwargs: dict) -> str | None:
         expect = expectation(b, p, kind)
         if expect is None:
             continue
-        who = f"{b.name}: argument '{shown(p.name)}'"
         if p.kind is inspect.Parameter.VAR_POSITIONAL:  # `zeros(2, 3)` or `zeros([2, 3])`
             one = len(value) == 1 and isinstance(value[0], (list, tuple)) and expect is WHOLES
             values = value[0] if one else value
             for v in values:
                 if not expect.fits(v) or (len(value) > 1 and not _scalar(v)):
-                    return f"{b.name}: '{shown(p.name)}' must be {expect.text}, not {what(v)}"
+                    return must_be(b.name, p.name, expect.text, what(v), each=True)
             continue
         if value is None and (_accepts_none(p) or repr(p.default) == "None") or (
                 isinstance(value, str) and isinstance(p.default, str)):
@@ -285,8 +341,9 @@ def diagnose(b: Builtin, args: tuple, kwargs: dict) -> str | None:
         if expect.each and isinstance(value, (list, tuple)) and type(value) is not RawList:
             for i, v in enumerate(value):
                 if not (expect.fits(v) or (v is None and "None]" in str(p.annotation))):
-                    return f"{who} must be {expect.text}, but its element {i} is {what(v)}"
+                    return (f"{b.name}: argument '{shown(p.name)}' must be {expect.text}, "
+                            f"but its element {i} is {what(v)}")
             continue
         if not expect.fits(value):
-            return f"{who} must be {expect.text}, not {what(value)}"
+            return must_be(b.name, p.name, expect.text, what(value))
     return None

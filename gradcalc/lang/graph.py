@@ -15,81 +15,28 @@ to, so the output grows with the graph, not with its paths; the tree stops after
 from __future__ import annotations
 
 import re
-import weakref
-from collections.abc import Iterable
 from typing import Any
 
 from gradcalc.autograd.printing import tensor_repr
 from gradcalc.autograd.saved import FREED_VALUE, details
 
 from .errors import GradcalcError
+from .names import Names, leaf_of
 from .render import torch_repr
 
 MAX_LINES = 2000
 SMALL = 6  # a tensor of at most this many elements shows its value
 
 
-class Names:
-    """The workspace's names of tensors: of leaves by the tensor, of computed tensors by (node, output)."""
-
-    def __init__(self, workspace: dict[str, Any], tensor_type: type, hidden: Iterable[str] = ()) -> None:
-        skip = {"_", "ans", *hidden}
-        self.of_tensor: dict[int, list[str]] = {}
-        self.of_output: dict[int, dict[int, list[str]]] = {}
-        self.tensors: dict[int, Any] = {}  # id -> tensor: keeps what the ids refer to alive while in use
-        self.outputs: dict[tuple[int, int], Any] = {}  # (id of node, output number) -> a tensor it made
-        self.reprs: dict[tuple[Any, bytes], str] = {}
-        from .values import parameter_paths
-
-        for name, value in workspace.items():
-            if isinstance(value, tensor_type) and name not in skip:
-                self.add(value, name)
-        for name, value in workspace.items():  # a module's parameters by their path, after the plain names
-            if name not in skip:
-                for path, p in parameter_paths(name, value):
-                    self.add(p, path)
-
-    def add(self, t: Any, name: str | None) -> None:
-        """Bind `name` (None: only make `t`'s shape and value known) to tensor `t`."""
-        self.tensors.setdefault(id(t), t)
-        names = self.of_tensor.setdefault(id(t), [])
-        if name is not None and name not in names:
-            names.append(name)
-        node = t.grad_fn
-        if node is not None:
-            outputs = self.of_output.setdefault(id(node), {})
-            nr = t.output_nr
-            if nr not in outputs:
-                outputs[nr] = []
-                self.outputs[(id(node), nr)] = t
-            if name is not None and name not in outputs[nr]:
-                outputs[nr].append(name)
-
-    def value(self, t: Any) -> str:
-        """`compact(t)`, remembered for equal 0-d values: a chain of a million `y * 2` formats `2` once."""
-        if t.ndim:
-            return compact(t)
-        key = (t.dtype, t.detach().numpy().tobytes())
-        text = self.reprs.get(key)
-        if text is None:
-            text = self.reprs[key] = compact(t)
-        return text
-
-    def name_of(self, t: Any) -> str | None:
-        """One name for a saved tensor: its own, or (for a node's saved output) its output's."""
-        names = self.of_tensor.get(id(t))
-        if names:
-            return names[0]
-        if t.grad_fn is not None:
-            names = self.of_output.get(id(t.grad_fn), {}).get(t.output_nr)
-            if names:
-                return names[0]
-        return None
-
-
-def _leaf_of(node: Any) -> Any:
-    v = getattr(node, "variable", None)
-    return v() if isinstance(v, weakref.ref) else v
+def _value(t: Any, reprs: dict[tuple[Any, bytes], str]) -> str:
+    """`compact(t)`, remembered in `reprs` for equal 0-d values: a chain of a million `y * 2` formats `2` once."""
+    if t.ndim:
+        return compact(t)
+    key = (t.dtype, t.detach().numpy().tobytes())
+    text = reprs.get(key)
+    if text is None:
+        text = reprs[key] = compact(t)
+    return text
 
 
 def _shape(t: Any) -> str:
@@ -131,7 +78,7 @@ def _about(t: Any, names: list[str], leaf: bool, output: int | None = None) -> s
     return f"{', '.join(names)}: {text}" if names else text
 
 
-def _saved_text(node: Any, names: Names) -> str:
+def _saved_text(node: Any, names: Names, reprs: dict) -> str:
     """`self = x, exponent = 2.0`: what the node saved for backward."""
     items = []
     for d in details(node):
@@ -145,10 +92,10 @@ def _saved_text(node: Any, names: Names) -> str:
             items.append(f"{d.name} = None")
         else:
             t = d.value
-            outputs = names.of_output.get(id(node), {})
+            outputs = names.outputs(node)
             # PyTorch's `result` is the node's own output: named as it is (gradcalc may keep a copy of it)
             who = names.name_of(t) if d.name != "result" or not outputs.get(0) else outputs[0][0]
-            shown = who or (names.value(t) if t.numel() <= SMALL else f"a tensor of shape {_shape(t)}")
+            shown = who or (_value(t, reprs) if t.numel() <= SMALL else f"a tensor of shape {_shape(t)}")
             if d.saved_version is not None and d.version != d.saved_version:
                 shown += f" (version {d.saved_version} when saved, now {d.version})"
             items.append(f"{d.name} = {shown}")
@@ -163,20 +110,20 @@ def _title(node: Any) -> str:
     return f"{node.name()} [{' '.join(str(origin).split())}]"
 
 
-def label(node: Any, names: Names) -> tuple[str, str, str]:
+def label(node: Any, names: Names, reprs: dict) -> tuple[str, str, str]:
     """(the node's name and origin, what is known of its output(s), what it saved): one node's label."""
-    leaf = _leaf_of(node)
+    leaf = leaf_of(node)
     if leaf is not None:  # made on first use by whichever statement: no origin of its own
-        title, about = node.name(), _about(leaf, names.of_tensor.get(id(leaf), []), True)
+        title, about = node.name(), _about(leaf, names.of(leaf), True)
     else:
         title = _title(node)
-        outputs = names.of_output.get(id(node), {})
+        outputs = names.outputs(node)
         several = node.num_outputs > 1
         about = "; ".join(
-            _about(names.outputs[(id(node), nr)], who, False, nr if several else None)
+            _about(names.made[(id(node), nr)], who, False, nr if several else None)
             for nr, who in sorted(outputs.items())
         )
-    return title, about, _saved_text(node, names)
+    return title, about, _saved_text(node, names, reprs)
 
 
 def _line(parts: tuple[str, str, str]) -> str:
@@ -195,10 +142,11 @@ def _children(node: Any) -> list[Any]:
 def tree(t: Any, names: Names) -> str:
     """The graph below tensor `t` as an indented tree."""
     names.add(t, None)
+    reprs: dict[tuple[Any, bytes], str] = {}
     root = t.grad_fn
     if root is None:
         if t.requires_grad:
-            about = _about(t, names.of_tensor.get(id(t), []), True)
+            about = _about(t, names.of(t), True)
             return f"AccumulateGrad  ({about}): a leaf; backward accumulates into its .grad"
         return "no graph: this tensor does not require grad (nothing was recorded)"
     lines: list[str] = []
@@ -216,7 +164,7 @@ def tree(t: Any, names: Names) -> str:
             lines.append(f"{prefix}{node.name()}  (shared: shown above)")
             continue
         shown.add(id(node))
-        title, about, saved = label(node, names)
+        title, about, saved = label(node, names, reprs)
         made = title.partition(" [")[2] or None
         if made is not None and made == parent_made:
             title = node.name()
@@ -238,10 +186,11 @@ def dot(t: Any, names: Names, title: str = "graph") -> str:
     """The graph below `t` in Graphviz DOT, with the tree's labels: an edge from each node to where its
     gradient goes next."""
     names.add(t, None)
+    reprs: dict[tuple[Any, bytes], str] = {}
     out = [f"digraph {_quote(title)} {{", '  node [shape=box, fontname="monospace"];']
     root = t.grad_fn
     if root is None:
-        about = _about(t, names.of_tensor.get(id(t), []), t.requires_grad)
+        about = _about(t, names.of(t), t.requires_grad)
         title_line = "AccumulateGrad" if t.requires_grad else "no graph (does not require grad)"
         out.append(f"  n0 [label={_label_text((title_line, about, ''))}, style=filled, fillcolor=lightblue];")
         out.append("}")
@@ -259,8 +208,8 @@ def dot(t: Any, names: Names, title: str = "graph") -> str:
                 stack.append(kid)
             edges.append((ids[id(node)], ids[id(kid)]))
     for k, node in nodes:
-        style = ", style=filled, fillcolor=lightblue" if _leaf_of(node) is not None else ""
-        out.append(f"  n{k} [label={_label_text(label(node, names))}{style}];")
+        style = ", style=filled, fillcolor=lightblue" if leaf_of(node) is not None else ""
+        out.append(f"  n{k} [label={_label_text(label(node, names, reprs))}{style}];")
     for a, b in edges:
         out.append(f"  n{a} -> n{b};")
     out.append("}")

@@ -12,17 +12,19 @@ methods of modules and optimizers (objects.py) are checked the same way. `Checke
   of numbers, a function, a module, a dict) or, where the annotation says nothing, against PyTorch's name for
   the parameter (`params` a list of tensors, `dtype` a dtype, `state_dict` a dict): `ANNOTATION_KINDS`,
   `NAMED_KINDS`;
-- a wrong call names the built-in and its signature as `:help NAME` shows it.
+- the arguments are bound as every built-in's are (calls.py `bind_arguments`, with hints: which arguments
+  to give by name, the closest parameter name), and a wrong call says what is wrong, then the signature as
+  `:help NAME` shows it (calls.py's one format).
 """
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .calls import BOOLEAN, FUNCTION, NUMBER, STRING, TENSOR, WHOLE, bind_arguments, layout, must_be, wrong_call
 from .convert import RawList, as_tensor, describe, engine
 from .errors import GradcalcError
 
@@ -56,14 +58,15 @@ RENAMED: dict[tuple[str, str], tuple[str, str]] = {
     ("Identity", "args"): ("ignored", "any"),  # PyTorch's Identity takes any arguments and uses none of them
 }
 
+# What each kind takes, in the words every wrong call uses (calls.py's where the kinds are the same).
 WANTS: dict[str, str] = {
-    "tensor": "a tensor",
-    "whole": "a whole number",
-    "number": "a number",
-    "bool": "true or false",
-    "string": "a string",
+    "tensor": TENSOR.text,
+    "whole": WHOLE.text,
+    "number": NUMBER.text,
+    "bool": BOOLEAN.text,
+    "string": STRING.text,
     "pair": "a pair of numbers such as (0.9, 0.999)",
-    "function": "a function",
+    "function": FUNCTION.text,
     "module": "a module (such as Linear(1, 8) or Tanh())",
     "parameters": "a list of tensors (net.parameters(), or [w, b])",
     "dtype": "a dtype (float32 or float64)",
@@ -228,8 +231,6 @@ class Checked:
             params = params[1:]
         shown_params: list[inspect.Parameter] = []
         self.kinds: dict[str, tuple[str, bool]] = {}
-        self.positional: list[str] = []
-        self.required: list[str] = []
         self.var: str | None = None  # the shown name of a `*args` parameter
         by_position = True
         for p in params:
@@ -248,11 +249,9 @@ class Checked:
             if p.kind is inspect.Parameter.KEYWORD_ONLY:
                 by_position = False
             kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if by_position else inspect.Parameter.KEYWORD_ONLY
-            if by_position:
-                self.positional.append(p.name)
-            if p.default is inspect.Parameter.empty:
-                self.required.append(p.name)
             shown_params.append(p.replace(kind=kind, annotation=inspect.Parameter.empty))
+        self.layout = layout(shown_params)
+        self.label = prefix + name  # how a message names it: `Linear`, `SGD.step`
         self.signature = inspect.Signature(shown_params)
         from .builtins import signature_text
 
@@ -262,48 +261,34 @@ class Checked:
     def __signature__(self) -> inspect.Signature:  # what inspect.signature (and signature_text) reads
         return self.signature
 
-    def fail(self, message: str) -> GradcalcError:
-        return GradcalcError(f"{self.text}: {message}")
+    def fail(self, problem: str) -> GradcalcError:
+        """A wrong call, `problem` starting with the callable's name (calls.py's one format)."""
+        return wrong_call(problem, self.text)
 
     def bind(self, args: tuple | list, kwargs: dict) -> tuple[list[Any], dict[str, Any]]:
         """The arguments, checked and converted: (the `*args` values, the others by name)."""
-        n = len(self.positional)
-        if len(args) > n and self.var is None:
-            taken = f"{n} argument{'s' * (n != 1)}" if n else "no arguments"
-            by_name = [k for k in self.kinds if k not in self.positional]
-            hint = f"; give {', '.join(k + '=' for k in by_name)} by name" if by_name and n else ""
-            raise self.fail(f"takes {taken} by position, but {len(args)} were given{hint}")
-        values = dict(zip(self.positional, args, strict=False))
-        rest = list(args[n:])
-        for key, value in kwargs.items():
+        for key in kwargs:
             if key in HIDDEN_WHY and key not in self.kinds:
-                raise self.fail(f"there is no parameter '{key}' here; {HIDDEN_WHY[key]}")
-            if key not in self.kinds or key == self.var:
-                close = difflib.get_close_matches(key, [k for k in self.kinds if k != self.var], n=1)
-                hint = f"; did you mean '{close[0]}='?" if close else ""
-                raise self.fail(f"there is no parameter '{key}'{hint}")
-            if key in values:
-                raise self.fail(f"'{key}' is given twice (by position and by name)")
-            values[key] = value
-        for key in self.required:
-            if key not in values:
-                raise self.fail(f"'{key}' is missing")
+                raise self.fail(f"{self.label} does not take an argument '{key}'; {HIDDEN_WHY[key]}")
+        values, problem = bind_arguments(self.label, self.layout, args, kwargs, hints=True)
+        if problem is not None:
+            raise self.fail(problem)
+        rest = list(values.pop(self.var, ())) if self.var is not None else []
         for key, value in values.items():
             values[key] = self.convert(key, value)
         if self.var is not None:
-            rest = [self.convert(self.var, v, i) for i, v in enumerate(rest)]
+            rest = [self.convert(self.var, v, each=True) for v in rest]
         return rest, values
 
-    def convert(self, key: str, value: Any, index: int | None = None) -> Any:
+    def convert(self, key: str, value: Any, each: bool = False) -> Any:
         kind, optional = self.kinds[key]
         if value is None and optional:
             return None
         try:
             return CONVERT[kind](value)
         except WrongArgument:
-            what = key if index is None else f"each of the {key}"
             wants = WANTS[kind] + (" or none" if optional else "")
-            raise self.fail(f"{what} must be {wants}, not {shown(value)}") from None
+            raise self.fail(must_be(self.label, key, wants, shown(value), each)) from None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         rest, values = self.bind(args, kwargs)

@@ -247,9 +247,9 @@ class Session:
     def graph(self, tensor: Any, path: str | None) -> None:
         """`graph y [to PATH]`: the tree to standard output, or a file (graph.py)."""
         from . import graph
-        from .runtime import ENGINE as _T
+        from .names import Names
 
-        names = graph.Names(self.workspace, _T.Tensor, self._interp.finished_loop_names())
+        names = Names(self.workspace, self._interp.finished_loop_names())
         if path is None:
             self._write(self.out, graph.tree(tensor, names) + "\n")
             return

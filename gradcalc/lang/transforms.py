@@ -78,29 +78,18 @@ def call_engine(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
 
 
 def bind(label: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
-    """Python's rules for the arguments, with the language's messages (the signature as :help shows it)."""
-    from .builtins import signature_text
-
-    params = inspect.signature(fn).parameters
+    """Python's rules for the arguments, with the language's messages (calls.py's binding and format)."""
+    sig = inspect.signature(fn)
     try:
-        inspect.signature(fn).bind(*args, **kwargs)
+        sig.bind(*args, **kwargs)
         return
     except TypeError:
         pass
-    names = [p for p, v in params.items() if v.kind is not inspect.Parameter.VAR_POSITIONAL]
-    unknown = [k for k in kwargs if k not in names]
-    positional = [v for v in params.values() if v.kind in (inspect.Parameter.POSITIONAL_ONLY,
-                                                            inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    varargs = any(v.kind is inspect.Parameter.VAR_POSITIONAL for v in params.values())
-    if unknown:
-        why = f"it has no parameter '{unknown[0]}' (its parameters: {', '.join(names)})"
-    elif not varargs and len(args) > len(positional):
-        why = f"it takes at most {len(positional)} positional arguments, but {len(args)} were given"
-    else:
-        missing = [p.name for p in positional[len(args):] if p.default is inspect.Parameter.empty
-                   and p.name not in kwargs]
-        why = f"it is missing its argument '{missing[0]}'" if missing else "an argument is given twice"
-    raise GradcalcError(f"{signature_text(label, fn)}: {why}")
+    from .builtins import signature_text
+    from .calls import bind_arguments, wrong_call
+
+    _, problem = bind_arguments(label, list(sig.parameters.values()), args, kwargs)
+    raise wrong_call(problem or f"{label} can't take these arguments", signature_text(label, fn))
 
 
 def checked_call(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -140,15 +129,17 @@ def primal(value: Any) -> Any:
 
 def tensor_tuple(value: Any, label: str, what: str) -> Any:
     """A tensor, or a tuple of tensors (from a tuple or list): autograd.functional's `inputs` and `v`."""
+    from .calls import must_be
+
+    wants = "a tensor or a tuple of tensors"
     value = primal(value)
     if isinstance(value, (tuple, list)):
         for i, v in enumerate(value):
             if not isinstance(v, _tensor_type()):
-                raise GradcalcError(f"{label}: {what} must be a tensor or a tuple of tensors, but its item {i} is "
-                                    f"{describe(v)}")
+                raise GradcalcError(f"{label}: argument '{what}' must be {wants}, but its item {i} is {describe(v)}")
         return tuple(value)
     if not isinstance(value, _tensor_type()):
-        raise GradcalcError(f"{label}: {what} must be a tensor or a tuple of tensors, not {describe(value)}")
+        raise GradcalcError(must_be(label, what, wants, describe(value)))
     return value
 
 
@@ -158,7 +149,9 @@ def flag(value: Any, label: str, name: str) -> bool:
         return value
     if isinstance(value, _tensor_type()) and value.numel() == 1 and value.dtype.name == "bool":
         return bool(value)
-    raise GradcalcError(f"{label}: {name} must be true or false, not {describe(value)}")
+    from .calls import BOOLEAN, must_be
+
+    raise GradcalcError(must_be(label, name, BOOLEAN.text, describe(value)))
 
 
 # -- what the transformed function returns -------------------------------------------------------------------

@@ -1,8 +1,20 @@
 """What expressions do with values at run time, outside the closures themselves: literal data, indices,
 size checks before large operations, and the attributes and methods of values that are not tensors.
 
-Modules and optimizers are values too, with the public surface objects.py declares (`surface_of`); that
-module, and the engine's nn and optim packages, load only once a program has made one."""
+A value that is not a tensor answers `o.name` and `o.name(...)` by one of two protocols, tried in this order
+after the built-in kinds (graph nodes, and `func`'s Namespace, whose attributes are its functions):
+
+- the language's own small values (hook handles in hooks.py, a node's `saved` values in saved.py): their
+  class defines `language_attribute(self, name, loc)` and `language_method(self, name, args, kwargs, loc)`,
+  each returning the value or raising a GradcalcError of its own;
+- modules and optimizers, which are the engine's objects (gradcalc.nn, gradcalc.optim) and so carry no
+  method of the language: objects.py declares a `Surface` per class, found by `surface_of(o)`, which also
+  answers assignment (`net.weight = ...`, `opt.lr = ...`, `net[0] = ...`), how `:vars` and messages
+  describe the value, and how it is called (`OBJECT_CALLS`). That module, and the engine's nn and optim
+  packages, load only once a program has made one.
+
+They stay two because the first kind is the language's own classes (a method on the class is the simplest
+hook) while the second must not touch the engine's classes and needs more than reads and calls."""
 
 from __future__ import annotations
 

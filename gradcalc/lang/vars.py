@@ -6,10 +6,10 @@ import warnings
 from typing import Any
 
 from .builtins import describe
+from .names import HIDDEN  # the last printed value: not a variable the user made
 from .render import torch_repr
 
 HEADER = ("name", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "grad")
-HIDDEN = ("_", "ans")  # the last printed value: not a variable the user made
 
 
 def _shape(t: Any) -> str:

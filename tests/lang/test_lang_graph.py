@@ -21,6 +21,7 @@ from gclang_testing import out, run
 
 import gradcalc
 from gradcalc.lang import graph
+from gradcalc.lang.names import Names
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float64)
@@ -182,10 +183,10 @@ def test_a_long_chain_prints_without_recursion_and_is_cut_at_max_lines() -> None
     y = x
     for _ in range(30_000):  # far deeper than the recursion limit (1000 here, 20000 in a session)
         y = y * 1.0
-    text = graph.tree(y, graph.Names({"x": x, "y": y}, gradcalc.Tensor))
+    text = graph.tree(y, Names({"x": x, "y": y}))
     lines = text.splitlines()
     assert len(lines) == graph.MAX_LINES + 1 and lines[-1].startswith("... (the graph is larger")
-    assert len(graph.dot(y, graph.Names({}, gradcalc.Tensor)).splitlines()) == 2 * 30_001 + 2
+    assert len(graph.dot(y, Names({})).splitlines()) == 2 * 30_001 + 2
 
 
 def test_a_node_made_by_a_known_statement_says_where() -> None:
@@ -196,10 +197,10 @@ def test_a_node_made_by_a_known_statement_says_where() -> None:
     a = gradcalc.tensor([1.0, 2.0], requires_grad=True)
     with gradcalc.autograd.graph.origin(Origin()):
         y = a * a
-    first, *leaves = graph.tree(y, graph.Names({"a": a, "y": y}, gradcalc.Tensor)).splitlines()
+    first, *leaves = graph.tree(y, Names({"a": a, "y": y})).splitlines()
     assert first.startswith("MulBackward0  (y: shape (2,)") and first.endswith("  [line 3: y = a * b]")
     assert leaves and not any("line 3" in leaf for leaf in leaves)
-    assert "MulBackward0 [line 3: y = a * b]\\ny: shape" in graph.dot(y, graph.Names({"y": y}, gradcalc.Tensor))
+    assert "MulBackward0 [line 3: y = a * b]\\ny: shape" in graph.dot(y, Names({"y": y}))
 
 
 def test_dot_labels_are_escaped() -> None:

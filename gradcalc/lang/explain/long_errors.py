@@ -15,7 +15,7 @@ from typing import Any
 
 from gradcalc.autograd import provenance
 
-from .names import Names, quoted
+from ..names import Names, quoted
 from .report import Report, at, owned, statement
 from .style import Style
 

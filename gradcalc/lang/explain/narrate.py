@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .names import Names
+from ..names import Names
 from .style import Style, names_text
 
 ACCUMULATE = "AccumulateGrad"

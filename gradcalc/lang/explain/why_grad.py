@@ -20,7 +20,7 @@ from typing import Any
 
 from gradcalc.autograd import provenance
 
-from .names import Names
+from ..names import Names
 from .report import Report, at, owned, sentence, statement
 from .style import Style
 

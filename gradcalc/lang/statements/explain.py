@@ -149,8 +149,8 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
 def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
     from gradcalc.autograd.graph import observe_backward
 
-    from ..explain.names import Names
     from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
+    from ..names import Names
 
     names = Names(f)
     recorder = Recorder()
@@ -190,8 +190,8 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     def run(f: Frame) -> None:
         from gradcalc.autograd.graph import observe_backward
 
-        from ..explain.names import Names
         from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
+        from ..names import Names
 
         fn = func(f)
         if type(fn) is not Builtin or fn.name != "grad":
@@ -259,8 +259,8 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
         label = label[: -len(".grad")]
 
     def run(f: Frame) -> None:
-        from ..explain.names import Names
         from ..explain.why_grad import explain_grad
+        from ..names import Names
 
         t = obj(f)
         if not isinstance(t, ENGINE.Tensor):
