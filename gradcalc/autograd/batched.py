@@ -16,11 +16,12 @@ use it only when no graph is to be recorded (`create_graph`) and no forward-mode
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
-from . import grad_mode, listen, provenance
+from . import grad_mode, listen, provenance, temporaries
 from .grad_mode import state
 from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, may_be_stale
 from .tensor import Tensor
@@ -57,10 +58,8 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list
     start, step = 0, 1  # one row first: it measures the largest gradient a row makes, for the chunks
     while start < n:
         stop = min(n, start + step)
-        seeds = np.zeros((stop - start, n), dtype=o._data.dtype)
-        seeds[np.arange(stop - start), np.arange(start, stop)] = 1
         try:
-            found, largest = _walk(root, dict(deps), seeds.reshape((stop - start,) + out_shape), where, len(inside))
+            found, largest = _walk(root, dict(deps), (start, stop, o._data), where, len(inside))
         except (RuntimeError, ValueError):
             # any formula failing: the walk changed nothing, and the loop raises the error autograd.grad gives
             return None
@@ -111,16 +110,26 @@ def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
     return deps
 
 
-def _walk(root: Node, deps: dict[Node, int], seed: np.ndarray, where: dict[int, int],
+def _walk(root: Node, deps: dict[Node, int], rows: tuple[int, int, np.ndarray], where: dict[int, int],
           count: int) -> tuple[list[Any], int]:
-    """One batched reverse pass from `root` with the cotangents `seed` (rows along the first dim): the
-    gradient arriving at each target leaf (None where none did), and the size of the largest array seen."""
+    """One batched reverse pass from `root` with the one-hot cotangents of the rows `start:stop` of the
+    output `out`, `rows` = (start, stop, out): the gradient arriving at each target leaf (None where none
+    did), and the size of the largest array seen."""
+    start, stop, out = rows
+    # the seed, made here so that nothing but the walk holds it: the first node may write into it
+    seed = np.zeros((stop - start,) + out.shape, dtype=out.dtype)
+    seed.reshape(stop - start, out.size)[np.arange(stop - start), np.arange(start, stop)] = 1
     found: list[Any] = [None] * count
     buffers: dict[Node, Any] = {root: seed}
     largest = seed.size
+    seed = None
     ready = [root]
+    reuse = temporaries.REUSE_TEMPORARIES and _SOLE > 0
+    pool: list[np.ndarray] = []
     recording, releasing, wanted, batch = state.grad_enabled, state.releasing, state.wanted, state.batch
     state.grad_enabled, state.releasing, state.wanted, state.batch = False, False, None, 1
+    if reuse:
+        state.pool = pool
     try:
         while ready:
             node = ready.pop()
@@ -129,23 +138,80 @@ def _walk(root: Node, deps: dict[Node, int], seed: np.ndarray, where: dict[int, 
                 if g is not None:
                     found[where[id(node.variable)]] = g
                 continue
-            outs = node.apply_batched(g) if g is not None else ()
-            g = None
+            if g is None:
+                outs = ()
+            else:
+                # nothing but this variable holds `g` (nor, for a view, its base), and no two of its elements
+                # share memory (a broadcast's do): the node may write into it
+                if reuse and sys.getrefcount(g) <= _SOLE and g.flags.writeable and (g.base is None or (
+                        type(g.base) is np.ndarray and sys.getrefcount(g.base) <= _SOLE_BASE
+                        and (g.flags.c_contiguous or g.flags.f_contiguous))):
+                    state.spare = g
+                outs = node.apply_batched(g)
+                state.spare = g = None
             k = 0
             for child in node._next:
                 if child is not None:
                     c = outs[k] if outs else None
                     if c is not None:
                         old = buffers.get(child)
-                        c = c if old is None else old + c
+                        if old is not None:
+                            # a sum into the earlier gradient when only the buffer holds it (and it owns its
+                            # memory), which keeps the arrays of a walk in the cache
+                            if (reuse and sys.getrefcount(old) <= _SOLE + 1 and old.base is None
+                                    and old.shape == c.shape and old.dtype == c.dtype and old.flags.writeable):
+                                np.add(old, c, out=old)
+                                # `c` too, when only the node's tuple held it: into the pool, for a later product
+                                if (sys.getrefcount(c) <= _SOLE + 1 and c.base is None and c.flags.writeable
+                                        and c.flags.c_contiguous):
+                                    pool.append(c)
+                                c = old
+                            else:
+                                s = temporaries.take(c) if old.shape == c.shape and old.dtype == c.dtype else None
+                                c = old + c if s is None else np.add(old, c, out=s)
+                                s = None
+                        old = None
                         buffers[child] = c
                         if c.size > largest:
                             largest = c.size
+                        c = None
                     left = deps[child] - 1
                     deps[child] = left
                     if left == 0:
                         ready.append(child)
                 k += 1
+            outs = None  # else the tuple would hold the gradients it gave, and none would ever be spare
     finally:
         state.grad_enabled, state.releasing, state.wanted, state.batch = recording, releasing, wanted, batch
+        state.spare = state.pool = None
     return found, largest
+
+
+# -- the counts of an array that nothing but the walk holds ------------------------------------------------
+# Read at import, as temporaries.py reads its own: how many references `sys.getrefcount` shows, in `_walk`,
+# for a gradient held by one local variable only (`_SOLE`), and for the base of a view that nothing but the
+# view holds (`_SOLE_BASE`); 0 (no reuse) unless one more holder always shows as one more.
+
+
+def _probe(held: bool) -> tuple[int, int]:
+    """The two counts, read as `_walk` reads them: a gradient popped from a dict into a variable, and the
+    base of a view so popped; with `held`, each has one more holder."""
+    buffers = {0: np.zeros(4), 1: np.zeros(4).reshape(2, 2)}
+    g = buffers.pop(0)
+    v = buffers.pop(1)
+    other = (g, v.base) if held else None  # noqa: F841 (one more holder of each)
+    return sys.getrefcount(g), sys.getrefcount(v.base)
+
+
+def _calibrate() -> tuple[int, int]:
+    sole = {_probe(False) for _ in range(8)}
+    held = {_probe(True) for _ in range(8)}
+    if len(sole) != 1 or len(held) != 1:
+        return 0, 0
+    (s,), (h,) = sole, held
+    if h != (s[0] + 1, s[1] + 1):
+        return 0, 0
+    return s
+
+
+_SOLE, _SOLE_BASE = _calibrate()

@@ -39,6 +39,14 @@ class _ThreadState(threading.local):
     # set by gradcalc.func's batched backward: every gradient carries this many leading batch dims (one row
     # per cotangent), which `sum_to` keeps when it sums a broadcast gradient back; 0 in any other backward
     batch: int = 0
+    # set by that batched backward around one node's `apply_batched`: the node's incoming gradient when
+    # nothing but the walk holds it, so that the formula's last use of it may write its result there
+    # (`temporaries.spare_times`); None otherwise
+    spare: Any = None
+    # set by that batched backward for its whole walk: gradient arrays it no longer needs, for
+    # `temporaries.spare_times` to write products into (a fresh array of a gradient's size costs its page
+    # faults on every use); None otherwise
+    pool: Any = None
 
 
 state = _ThreadState()

@@ -7,7 +7,9 @@ Four helpers, each for one kind of call site, none of which passes a reference c
 - `temporary_argument(x)`: the same for a function's argument (`exp(x * 2.0)`);
 - `times(f, g)`: `g * f` for a backward formula, written into the factor `f` when only the formula's
   variable holds it;
-- `sum_into(old, g)`: the backward walk's sum of two gradients, written into one that only the walk holds.
+- `sum_into(old, g)`: the backward walk's sum of two gradients, written into one that only the walk holds;
+- `spare_times(f, g)`: `g * f` in a batched formula (`Node.apply_batched`), written into `g` when the
+  batched walk found that nothing else holds it (`state.spare`, set by batched.py, which reads the count).
 
 Each decides from CPython's reference counts, which differ between versions in how the interpreter's stack
 and calls hold objects. So no count is written down here: at import, `_calibrate` calls each helper exactly
@@ -26,6 +28,8 @@ import sys
 from typing import Any
 
 import numpy as np
+
+from .grad_mode import state
 
 # Below this many elements a new array costs less than proving that an old one may be reused.
 REUSE_MIN_SIZE = 1024
@@ -117,6 +121,38 @@ def times(f: Any, g: Any) -> Any:
         if one:
             return f.copy()
     return g * f
+
+
+def spare_times(f: Any, g: Any, last: bool = True) -> Any:
+    """`g * f` in a batched formula (`Node.apply_batched`): written into `g` at the formula's `last` use of
+    it when the batched walk handed it over as spare (nothing else holds it), else into an array of the
+    walk's pool (`state.pool`), when the product has `g`'s shape and dtype. A batched gradient is `rows`
+    times the size of its factor: a new array of that size costs page faults each time, and NumPy's product
+    into one runs at a fraction of the speed of one in place, which stays in the cache."""
+    if type(f) is np.ndarray:
+        fits = f.dtype == g.dtype and f.ndim < g.ndim and all(
+            a == b or a == 1 for a, b in zip(reversed(f.shape), reversed(g.shape), strict=False))
+    else:  # a Python number keeps a float array's dtype; a NumPy scalar must have it
+        fits = type(f) is float or type(f) is int or getattr(f, "dtype", None) == g.dtype
+    if fits and g.dtype.kind == "f":
+        if last and g is state.spare:
+            state.spare = None  # once: a later product must not see this one's result as its `g`
+            return np.multiply(g, f, out=g)
+        out = take(g)
+        if out is not None:
+            return np.multiply(g, f, out=out)
+    return g * f
+
+
+def take(like: np.ndarray) -> np.ndarray | None:
+    """An array of the batched walk's pool with the shape and dtype of `like`, taken out of it; None when
+    there is none (or no batched walk is running)."""
+    pool = state.pool
+    if pool:
+        for i, a in enumerate(pool):
+            if a.shape == like.shape and a.dtype == like.dtype:
+                return pool.pop(i)
+    return None
 
 
 def sum_into(old: Any, g: Any) -> Any:

@@ -287,3 +287,49 @@ def test_changed_saved_value_falls_back_to_the_loops_error(used: list[bool]) -> 
     with pytest.raises(RuntimeError, match="changed in place"):
         gf.jacrev(f)(gc.tensor([0.1, 0.2]))
     assert used == [False]
+
+
+# -- arrays reused inside the batched walk (temporaries.spare_times, the walk's pool and in-place sums) -------
+def _fan_outs(T: Any, x: Any, c: Any) -> Any:
+    """Gradients that fan out (one value feeding three nodes, `z + z`, `z * z`), a broadcast constant, a view
+    of the seed, and products by a number, an array and a 0-d value."""
+    z = x * c
+    for _ in range(3):
+        z = (z.sin() * z + z.exp() * 0.1).tanh()
+        z = (z + z * z + (z * x).sigmoid() * z.sum(0) * 0.1).tanh()
+        z = ((z + (z * 1.5).exp().cos() * z) + z.sin()).tanh()  # `+` hands one array to a sum and a product
+    return (z.reshape(-1) * z.reshape(-1)[0]).reshape(2, -1)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_reused_arrays_match_torch_and_change_nothing(dtype: str, used: list[bool],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from gradcalc.autograd import temporaries
+
+    c_np = np.linspace(0.5, 1.5, 60).reshape(15, 4)
+    x_np = np.array([0.1, -0.2, 0.3, 0.4])
+    c, x = gc.tensor(c_np, dtype=getattr(gc, dtype)), gc.tensor(x_np, dtype=getattr(gc, dtype))
+    spared = []
+    real = temporaries.spare_times
+
+    def spy(f: Any, g: Any, last: bool = True) -> Any:
+        spared.append(last and g is temporaries.state.spare)
+        return real(f, g, last)
+
+    monkeypatch.setattr(temporaries, "spare_times", spy)
+    import gradcalc.autograd.ops.arithmetic as A
+    import gradcalc.autograd.ops.elementwise as E
+    monkeypatch.setattr(A, "spare_times", spy)
+    monkeypatch.setattr(E, "spare_times", spy)
+
+    ours = gf.jacrev(lambda v: _fan_outs(gc, v, c))(x).numpy()
+    tc, tx = torch.tensor(c_np, dtype=getattr(torch, dtype)), torch.tensor(x_np, dtype=getattr(torch, dtype))
+    theirs = torch.func.jacrev(lambda v: _fan_outs(torch, v, tc))(tx).numpy()
+    tol = dict(rtol=1e-12, atol=1e-14) if dtype == "float64" else dict(rtol=2e-5, atol=1e-6)
+    np.testing.assert_allclose(ours, theirs, **tol)
+    assert used and all(used) and any(spared), "the walk must have handed gradients over"
+    np.testing.assert_array_equal(c.numpy(), c_np.astype(dtype))  # nothing outside the walk was written
+    np.testing.assert_array_equal(x.numpy(), x_np.astype(dtype))
+    # the same Jacobian, to the last bit, with no array reused
+    monkeypatch.setattr(temporaries, "REUSE_TEMPORARIES", False)
+    np.testing.assert_array_equal(gf.jacrev(lambda v: _fan_outs(gc, v, c))(x).numpy(), ours)

@@ -15,7 +15,7 @@ from .. import forward_ad, grad_mode
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import NOTHING, SEQ, STAMP, Node, SavedOutput
-from ..temporaries import REUSE_MIN_SIZE, temporary_operand, times
+from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
 from .core import binary_operands, broadcast_error, needs, record, result
 
@@ -42,6 +42,11 @@ def batched_sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     lead = len(gshape) - 1 - len(shape)
     dims = tuple(range(1, 1 + lead)) + tuple(
         i + 1 + lead for i, n in enumerate(shape) if n == 1 and gshape[i + 1 + lead] != 1)
+    if dims and dims[-1] != len(gshape) - 1 and g.dtype.kind == "f":
+        # the last dim kept: NumPy's sum adds along the other dims in a loop over that one, slow when it is
+        # short ((rows, 100, 4) to (rows, 4) runs at a quarter of the speed); einsum adds in the same order
+        keep = [i for i in range(len(gshape)) if i not in dims]
+        return np.einsum(g, list(range(len(gshape))), keep).reshape(gshape[:1] + shape)
     return np.sum(g, axis=dims, keepdims=True).reshape(gshape[:1] + shape)
 
 
@@ -369,6 +374,21 @@ class MulBackward0(_Binary):
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
         if first is not None:
             ga = times(b, g) if raw else g * b
+        return self.grads(ga, gb)
+
+    def apply_batched(self, g: Any) -> tuple:
+        # as `apply` on bare arrays, with the last product written into `g` when the walk gave it as spare
+        first, second = self._next
+        if self._saved is NOTHING:
+            ga = spare_times(self.other, g)
+            return (ga, None) if self.shapes is None else self.grads(ga, None)
+        a, b = self.unpack_saved(True)
+        gb = ga = None
+        if first is not None:
+            gb = None if second is None else spare_times(a, g, last=False)
+            ga = spare_times(b, g)
+        elif second is not None:
+            gb = spare_times(a, g)
         return self.grads(ga, gb)
 
     @staticmethod

@@ -23,7 +23,7 @@ from .. import forward_ad, grad_mode
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import SEQ, STAMP, Node, SavedOutput
-from ..temporaries import REUSE_MIN_SIZE, temporary_argument, times
+from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_argument, times
 from ..tensor import Tensor
 from . import arithmetic as A
 from .core import _CATEGORY, binary_operands, broadcast_error, needs, record, result
@@ -177,6 +177,15 @@ class UnaryNode(Node):
         x = y = None  # the saved values: let go, so that `f` may be all that holds its array
         return (times(f, g),)
 
+    def apply_batched(self, g: Any) -> tuple:
+        # the factor once for all rows, and the product written into `g` when the walk gave it as spare;
+        # tanh's and sigmoid's formulas are the products of `_RAW_FACTORS` on bare arrays
+        factor = type(self).factor or _RAW_FACTORS.get(type(self).__name__)
+        if factor is None:
+            return self.apply(g)
+        x, y = self.unpack_saved(True) or (None, None)
+        return (spare_times(factor(x, y), g),)
+
 
 def forward_rule(backward: Any) -> Callable[[T, T, T], T]:
     """A row's forward-mode rule `jvp(x, y, tangent)`: an elementwise derivative is its own transpose, so
@@ -280,6 +289,14 @@ def threshold_backward(g: Any, y: Any) -> Any:
     if node is not None:
         node.save(y)
     return result(np.where(y._data <= 0, 0.0, gd), node)
+
+
+# The factors of tanh's and sigmoid's gradients on bare arrays, exactly as `tanh_backward` and
+# `sigmoid_backward` compute them there (for `UnaryNode.apply_batched`).
+_RAW_FACTORS: dict[str, Callable[[Any, Any], Any]] = {
+    "TanhBackward0": lambda x, y: 1.0 - y * y,
+    "SigmoidBackward0": lambda x, y: y * (1.0 - y),
+}
 
 
 # -- tanh's and sigmoid's backward, each itself one differentiable node --------------------------------------
