@@ -44,8 +44,10 @@ def backward(
     of `create_graph`) keeps saved values for another backward; `create_graph` records the backward
     itself so the gradients can be differentiated again; `inputs` limits which leaves accumulate.
     """
-    retain_graph = _flag(retain_graph, "retain_graph", "backward")
-    create_graph = _flag(create_graph, "create_graph", "backward")
+    if retain_graph is not None and type(retain_graph) is not bool:  # checked only when not plainly a flag
+        retain_graph = _flag(retain_graph, "retain_graph", "backward")
+    if type(create_graph) is not bool:
+        create_graph = _flag(create_graph, "create_graph", "backward")
     outs = _as_list(tensors)
     if grad_tensors is None:
         grad_tensors = grad_variables

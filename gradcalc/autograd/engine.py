@@ -25,7 +25,7 @@ import numpy as np
 
 from . import grad_mode, hooks, listen, ordered, provenance, saved
 from .grad_mode import state
-from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, may_be_stale, release_saved
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, release_saved
 from .provenance import failure
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
@@ -132,7 +132,8 @@ def run_backward(
                         suspects.append(child)
     late = LATE_COUNTER[0]
     if late:  # a counter was made for a tensor after nodes may have saved it: those nodes are suspects too
-        suspects.extend(n for n in deps if may_be_stale(n, late))
+        # node.may_be_stale, inline: this runs for every node of every backward after an in-place change
+        suspects.extend(n for n in deps if n._versions is None and n._saved and getattr(n, "_seq", 0) < late)
 
     # -- targets: where grad() reads gradients, and which nodes lead to them -------------------------
     capture: dict[Node, list[tuple[int, int]]] = {}  # target node -> (output_nr, index in inputs)

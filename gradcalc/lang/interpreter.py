@@ -40,9 +40,6 @@ class Host(Protocol):
     def command(self, name: str, arg: str) -> None:
         """A REPL `:` command."""
 
-    def describe_forward_ops(self) -> None:
-        """Make the engine name the running statement in anomaly-mode errors (`with detect_anomaly:`)."""
-
     def explanation(self, render: Callable[[str, bool], str]) -> None:
         """What `explain` says: `render(format, color)` is the text (`--format json`: JSON lines)."""
 

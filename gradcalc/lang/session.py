@@ -282,23 +282,6 @@ class Session:
         """What `explain` says, to standard output (coloured as the session is)."""
         self._write(self.out, render(self.format, self.color).rstrip("\n") + "\n")
 
-    def describe_forward_ops(self) -> None:
-        """Tell the engine how to name the statement that records each node (for detect_anomaly)."""
-        from gradcalc.autograd.node import set_anomaly_context
-
-        interp = self._interp
-
-        def describe() -> str:
-            current = interp.current
-            if current is None:
-                return "(unknown statement)"
-            loc, unit = current
-            lines = unit.source.splitlines()
-            text = lines[loc.line - 1].strip() if 0 < loc.line <= len(lines) else ""
-            return f"{unit.filename}:{loc.line}:{loc.column}: {text}"
-
-        set_anomaly_context(describe)
-
     # -- diagnostics ---------------------------------------------------------------------------------
     def _report_error(self, exc: GradcalcError) -> None:
         unit = self._unit

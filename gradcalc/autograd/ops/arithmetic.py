@@ -290,6 +290,8 @@ def _dtype_kind(x: Any) -> str:
 def check_sub(a: Any, b: Any) -> None:
     """PyTorch's `sub_check`: a subtraction with a bool operand on either side (a bool tensor or a Python
     bool) is refused, whatever the other operand is; NumPy would compute most of them."""
+    if type(a) is Tensor and type(b) is Tensor and a._data.dtype.kind != "b" and b._data.dtype.kind != "b":
+        return  # the common case, without a call more per subtraction
     first, second = _is_bool(a), _is_bool(b)
     if first or second:
         raise RuntimeError(_BOOL_SUB if first and second else _BOOL_SUB_ONE)

@@ -40,9 +40,10 @@ class Backward(Stmt):
                    seen.get("inputs"))
 
 
-def prepare_backward(c: Compiler, st: Backward) -> Callable[[Frame], tuple[Any, Any, Callable[[], None]]]:
+def prepare_backward(c: Compiler, st: Backward, plain: bool = False) -> Any:
     """What `backward y [flags]` does, split in two for `explain backward`: at run time, the output, its
-    gradient (None: implied) and the call that runs the backward, all arguments checked before it."""
+    gradient (None: implied) and the call that runs the backward, all arguments checked before it. `plain`:
+    the statement's own closure instead, which runs the backward at once."""
     ev = c.expr(st.expr, VALUE)
     gradient = c.expr(st.gradient, OPERAND) if st.gradient is not None else None
     retain = True if st.retain_graph else None  # None: create_graph decides, as in PyTorch
@@ -52,14 +53,24 @@ def prepare_backward(c: Compiler, st: Backward) -> Callable[[Frame], tuple[Any, 
     inputs = c.expr(st.inputs, ARG) if st.inputs is not None else None
     inputs_loc = start_of(st.inputs) if st.inputs is not None else None
 
-    def prepare(f: Frame) -> tuple[Any, Any, Callable[[], None]]:
+    def arguments(f: Frame) -> tuple[Any, Any, Any]:
         y = ev(f)
         if not isinstance(y, ENGINE.Tensor):
             raise GradcalcError(f"backward needs a tensor, not {describe(y)}", where)
         g = as_tensor(gradient(f)) if gradient is not None else None
         if g is not None and not isinstance(g, ENGINE.Tensor):
             raise GradcalcError(f"backward: the gradient must be a tensor, not {describe(g)}", gradient_at)
-        wanted = _inputs(inputs(f), inputs_loc) if inputs is not None else None
+        return y, g, _inputs(inputs(f), inputs_loc) if inputs is not None else None
+
+    if plain:  # the statement itself: one call less per backward of a training loop
+        def run(f: Frame) -> None:
+            y, g, wanted = arguments(f)
+            y.backward(g, retain_graph=retain, create_graph=create, inputs=wanted)
+
+        return run
+
+    def prepare(f: Frame) -> tuple[Any, Any, Callable[[], None]]:
+        y, g, wanted = arguments(f)
         return y, g, lambda: y.backward(g, retain_graph=retain, create_graph=create, inputs=wanted)
 
     return prepare
@@ -67,12 +78,7 @@ def prepare_backward(c: Compiler, st: Backward) -> Callable[[Frame], tuple[Any, 
 
 @compiles(Backward)
 def compile_backward(c: Compiler, st: Backward) -> Closure:
-    prepare = prepare_backward(c, st)
-
-    def run(f: Frame) -> None:
-        prepare(f)[2]()
-
-    return run
+    return prepare_backward(c, st, plain=True)
 
 
 def _inputs(value: Any, loc: Loc | None) -> list[Any]:
@@ -195,7 +201,6 @@ def compile_with(c: Compiler, st: With) -> Closure:
     import gradcalc
 
     body = c.block(st.body)
-    interp = c.interp
     factories: dict[str, Callable[[], Any]] = {
         "no_grad": gradcalc.no_grad,
         "enable_grad": gradcalc.enable_grad,
@@ -203,11 +208,8 @@ def compile_with(c: Compiler, st: With) -> Closure:
         "detect_anomaly": gradcalc.autograd.detect_anomaly,
     }
     factory = factories[st.mode]
-    anomaly = st.mode == "detect_anomaly"
 
-    def run(f: Frame) -> Any:
-        if anomaly:
-            interp.host.describe_forward_ops()
+    def run(f: Frame) -> Any:  # anomaly mode names the statement by the nodes' origins (lang/origin.py)
         with factory():
             return body(f)
 
