@@ -102,10 +102,13 @@ def grad(
         found = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph,
                      allow_unused=allow_unused, materialize_grads=materialize_grads)
         return dict(zip(inputs.keys(), found, strict=True))
-    retain_graph = _flag(retain_graph, "retain_graph", "grad")
-    create_graph = _flag(create_graph, "create_graph", "grad")
-    allow_unused = _flag(allow_unused, "allow_unused", "grad")
-    materialize_grads = _flag(materialize_grads, "materialize_grads", "grad")
+    if not (type(create_graph) is bool and type(materialize_grads) is bool  # the common call: no checks more
+            and (retain_graph is None or type(retain_graph) is bool)
+            and (allow_unused is None or type(allow_unused) is bool)):
+        retain_graph = _flag(retain_graph, "retain_graph", "grad")
+        create_graph = _flag(create_graph, "create_graph", "grad")
+        allow_unused = _flag(allow_unused, "allow_unused", "grad")
+        materialize_grads = _flag(materialize_grads, "materialize_grads", "grad")
     outs = _as_list(outputs)
     ins = _as_list(inputs)
     if not ins:

@@ -232,8 +232,14 @@ def run_backward(
             grads = None  # hold no gradient into the next node's formula
             if anomaly:
                 _check_nan(node, outs)
-            if not retain_graph and node._saved:
-                release_saved(node)  # a node that saved nothing can run again, as in PyTorch
+            if not retain_graph:
+                saved = node._saved
+                if saved:  # released; a node that saved nothing can run again, as in PyTorch
+                    node._saved = FREED
+                    for t in saved:  # inline: an empty slot (rare) is remembered by release_saved
+                        if t is None:
+                            release_saved(node, saved)
+                            break
             nrs = node._nrs
             k = 0
             for child in nexts:

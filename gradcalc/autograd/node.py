@@ -280,9 +280,11 @@ class Node:
         return hooks.register_node_prehook(self, fn)
 
 
-def release_saved(node: Node) -> None:
-    """Free what `node` saved (a backward without retain_graph), keeping which slots were empty."""
-    saved = node._saved
+def release_saved(node: Node, saved: tuple | None = None) -> None:
+    """Free what `node` saved (a backward without retain_graph), keeping which slots were empty (`saved`:
+    what it had saved, when the caller already took it away)."""
+    if saved is None:
+        saved = node._saved
     node._saved = FREED
     empty = 0
     for i, t in enumerate(saved):
