@@ -98,15 +98,24 @@ class RetainGrad(Stmt):
     exprs: list
 
 
-@compiles(RetainGrad)
-def compile_retain_grad(c: Compiler, st: RetainGrad) -> Closure:
-    values = c.tensors(st.exprs, "retain_grad")
+def _each_tensor(c: Compiler, exprs: list, keyword: str, action: Callable[[Any], None]) -> Closure:
+    """`KEYWORD a, b, ...`: `action` on each tensor, all of them checked before any is changed."""
+    values = c.tensors(exprs, keyword)
 
     def run(f: Frame) -> None:
-        for t in values(f):  # all checked before any is changed
-            t.retain_grad()
+        for t in values(f):
+            action(t)
 
     return run
+
+
+def _clear_grad(t: Any) -> None:
+    t.grad = None  # PyTorch's optimizer default (set_to_none=True)
+
+
+@compiles(RetainGrad)
+def compile_retain_grad(c: Compiler, st: RetainGrad) -> Closure:
+    return _each_tensor(c, st.exprs, "retain_grad", ENGINE.Tensor.retain_grad)
 
 
 @statement("zero_grad_stmt")  # zero_grad_stmt: ZERO_GRAD exprlist
@@ -117,13 +126,7 @@ class ZeroGrad(Stmt):
 
 @compiles(ZeroGrad)
 def compile_zero_grad(c: Compiler, st: ZeroGrad) -> Closure:
-    values = c.tensors(st.exprs, "zero_grad")
-
-    def run(f: Frame) -> None:
-        for t in values(f):
-            t.grad = None  # PyTorch's optimizer default (set_to_none=True)
-
-    return run
+    return _each_tensor(c, st.exprs, "zero_grad", _clear_grad)
 
 
 @statement("graph_stmt")  # graph_stmt: GRAPH test [TO test]
