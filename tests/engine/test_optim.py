@@ -10,6 +10,7 @@ import pytest
 
 import gradcalc
 from tests.engine.ops_oracle import torch
+from tests.precision import assert_float32_close
 
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "sgd": ("SGD", {"lr": 0.1}),
@@ -32,9 +33,13 @@ def gradient(arrays: list[np.ndarray], sign: float) -> list[np.ndarray]:
     return [sign * (2.0 * (a - 0.3) + 0.5 * np.cos(3.0 * a)).astype(a.dtype) for a in arrays]
 
 
-def trajectory(lib: Any, name: str, options: dict[str, Any], dtype: str, steps: int = 100) -> list[Any]:
+def trajectory(lib: Any, name: str, options: dict[str, Any], dtype: str, steps: int = 100,
+               start: str | None = None) -> list[Any]:
+    """`steps` optimizer steps from the same seeded start (drawn in `start`'s dtype, default `dtype`, then
+    cast), with the same NumPy gradient: the parameters after each step, the version counts, the optimizer."""
     rng = np.random.default_rng(0)
-    params = [lib.tensor(rng.standard_normal(s).astype(dtype), requires_grad=True) for s in SHAPES]
+    params = [lib.tensor(rng.standard_normal(s).astype(start or dtype).astype(dtype), requires_grad=True)
+              for s in SHAPES]
     opt = getattr(lib.optim, name)(params, **options)
     sign = -1.0 if options.get("maximize") else 1.0
     out = []
@@ -48,17 +53,31 @@ def trajectory(lib: Any, name: str, options: dict[str, Any], dtype: str, steps: 
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
-@pytest.mark.parametrize("dtype", ["float64", "float32"])
-def test_trajectory_matches_torch(config: str, dtype: str) -> None:
+def test_trajectory_matches_torch_float64(config: str) -> None:
     name, options = CONFIGS[config]
-    expected, tv, _ = trajectory(torch, name, options, dtype)
-    actual, gv, _ = trajectory(gradcalc, name, options, dtype)
-    rtol, atol = (1e-12, 1e-14) if dtype == "float64" else (2e-5, 1e-6)
+    expected, tv, _ = trajectory(torch, name, options, "float64")
+    actual, gv, _ = trajectory(gradcalc, name, options, "float64")
     for step, (e, a) in enumerate(zip(expected, actual, strict=True)):
         for i, (pe, pa) in enumerate(zip(e, a, strict=True)):
             assert pa.dtype == pe.dtype
-            np.testing.assert_allclose(pa, pe, rtol=rtol, atol=atol, err_msg=f"step {step}, param {i}")
+            np.testing.assert_allclose(pa, pe, rtol=1e-12, atol=1e-14, err_msg=f"step {step}, param {i}")
     assert gv == tv  # the same number of in-place changes per step
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_trajectory_matches_torch_float32(config: str) -> None:
+    """float32: gradcalc and PyTorch each measured against the same run in float64 (tests/precision.py);
+    step k's parameters have been rounded through k steps of a handful of operations each."""
+    name, options = CONFIGS[config]
+    expected, tv, _ = trajectory(torch, name, options, "float32")
+    actual, gv, _ = trajectory(gradcalc, name, options, "float32")
+    reference, _, _ = trajectory(torch, name, options, "float64", start="float32")
+    for i in range(len(SHAPES)):
+        scale = 0.0  # the largest value of the parameter so far: what each step's rounding is relative to
+        for step, (e, a, r) in enumerate(zip(expected, actual, reference, strict=True)):
+            scale = max(scale, float(np.abs(r[i]).max(initial=0.0)))
+            assert_float32_close(a[i], e[i], r[i], steps=8 * (step + 1), scale=scale, what=f"step {step}, param {i}")
+    assert gv == tv
 
 
 @pytest.mark.parametrize("config", ["sgd_momentum", "adam_wd_amsgrad", "adamw"])

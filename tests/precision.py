@@ -1,0 +1,46 @@
+"""How close a float32 result must be to PyTorch's: measured against a float64 reference, never against one
+machine's float32 kernels.
+
+PyTorch's float32 kernels differ by CPU (`ATEN_CPU_CAPABILITY=default`, `avx2`, `avx512` sum and fuse in other
+orders), so a tolerance tuned to the difference between gradcalc and one machine's PyTorch is red on another.
+What does not depend on the machine is how far each float32 run is from the exact (float64) computation:
+gradcalc's error may be a small multiple of PyTorch's own, plus the rounding that the computation's length
+allows in any case (float32's epsilon per step, relative to the reference's size).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+EPS32 = float(np.finfo(np.float32).eps)
+
+# gradcalc's distance from the float64 reference may be this many times PyTorch's: both round the same
+# formula in float32, in possibly different orders, so their errors are of one size, not equal.
+MULTIPLE = 4.0
+
+
+def float32_error_bound(theirs: np.ndarray, reference: np.ndarray, steps: int,
+                        scale: float | None = None) -> float:
+    """The largest error (max norm) that a float32 result may have from `reference`: `MULTIPLE` times
+    PyTorch's error, or `steps` roundings of float32 at the computation's scale, whichever is larger. The
+    scale is the size of the values the computation went through (`scale`, default the reference's own): a
+    value that crossed zero carries the rounding of the larger values it was computed from."""
+    ref = np.asarray(reference, dtype=np.float64)
+    if scale is None:
+        scale = float(np.abs(ref).max(initial=0.0))
+    theirs_error = float(np.abs(np.asarray(theirs, dtype=np.float64) - ref).max(initial=0.0))
+    return max(MULTIPLE * theirs_error, steps * EPS32 * max(scale, 1e-30))
+
+
+def assert_float32_close(ours: np.ndarray, theirs: np.ndarray, reference: np.ndarray, *, steps: int,
+                         scale: float | None = None, what: str = "") -> None:
+    """gradcalc's float32 `ours` is as close to the float64 `reference` as PyTorch's float32 `theirs` allows
+    (see `float32_error_bound`); `steps` is the computation's length in roundings per element, `scale` the size
+    of the values it went through."""
+    ours = np.asarray(ours)
+    assert ours.dtype == np.float32, f"{what}: dtype {ours.dtype}"
+    assert ours.shape == np.shape(reference), f"{what}: shape {ours.shape} vs {np.shape(reference)}"
+    error = float(np.abs(ours.astype(np.float64) - np.asarray(reference, dtype=np.float64)).max(initial=0.0))
+    bound = float32_error_bound(theirs, reference, steps, scale)
+    assert error <= bound, (f"{what}: gradcalc's float32 error {error:.3g} exceeds {bound:.3g} "
+                            f"(PyTorch's error x{MULTIPLE:g} or {steps} roundings)")
