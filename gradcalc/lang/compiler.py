@@ -39,6 +39,8 @@ from .builtins import (
     describe,
 )
 from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
+from .explain.rebound import LAST_NONE, read_grad
+from .explain.rebound import annotate as annotate_none
 from .failures import error_from, operator_error
 from .origin import Origin
 from .runtime import ENGINE as _T
@@ -196,6 +198,7 @@ class Compiler:
         interp = self.interp
         unit = self.unit
         stamp = self.stamp
+        last_none = LAST_NONE
         steps = [
             ((st.loc, unit), st.loc, Origin(unit, st.loc, self.owner), STATEMENTS[type(st)](self, st))
             for st in body
@@ -219,6 +222,8 @@ class Compiler:
                         exc.interactive = unit.interactive  # type: ignore[attr-defined]
                     if getattr(exc, "origin", None) is None:
                         exc.origin = origin  # type: ignore[attr-defined]  # the innermost statement (explain)
+                        if last_none.origin is origin:  # it read a rebound leaf's .grad as None: say so
+                            annotate_none(exc)
                     stamp.origin = outer
                     raise
                 except (KeyboardInterrupt, SystemExit):
@@ -229,6 +234,8 @@ class Compiler:
                     err.filename, err.source = unit.filename, unit.source
                     err.interactive = unit.interactive  # type: ignore[attr-defined]
                     err.origin = origin  # type: ignore[attr-defined]
+                    if last_none.origin is origin:
+                        annotate_none(err)
                     stamp.origin = outer
                     raise err from None
                 if signal is not None:
@@ -603,6 +610,18 @@ class Compiler:
         name, loc = node.name, node.loc
         Tensor = _T.Tensor
         engine_name = ATTRIBUTES.get(name)
+        if name == "grad":
+
+            def ev_grad(f: Frame) -> Any:
+                o = obj(f)
+                if type(o) is Tensor:
+                    g = o._grad  # what the property returns; it only adds the non-leaf warning
+                    if g is None and o.grad_fn is not None and not o._retains_grad:
+                        return read_grad(o, f)  # that warning, which names a rebound leaf (explain/rebound.py)
+                    return g
+                return other_attribute(o, name, loc)
+
+            return ev_grad
         if engine_name is not None:
 
             def ev_attr(f: Frame) -> Any:

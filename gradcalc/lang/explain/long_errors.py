@@ -38,6 +38,10 @@ def explain_error(err: Any, frame: Any, interp: Any) -> Report:
             "No error yet in this session: `explain` alone tells the last error in full, once there is one.",
             "It also takes `explain backward y`, `explain grad(y, x)` and `explain x.grad`.",
         ])
+    rebinding = getattr(err, "rebound", None)
+    if rebinding is not None:  # the None of a rebound leaf's .grad made it fail (explain/rebound.py)
+        return Report("error", "rebound", lambda s: [_head(err, _where(err), s), *_rebound(err, rebinding, s)],
+                      line=_line(err))
     names = Names(frame)
     cause = engine_error(err)
     where = _where(err)
@@ -95,6 +99,15 @@ def _general(err: Any, origin: Any) -> list[str]:
                      "workspace, the .grads and the saved values as they were).")
         lines.append("Fix: as the message says; `:help TOPIC` tells more about a statement or function.")
     return lines
+
+
+def _rebound(err: Any, r: Any, s: Style) -> list[str]:
+    from .rebound import told
+
+    origin = getattr(err, "origin", None)
+    where = statement(origin) if origin is not None else "the statement"
+    return [f"What happened: {where} read {s.name(r.name + '.grad')}, which is None, and computed with it.",
+            *told(r, s)]
 
 
 def _made(node: Any) -> str:

@@ -1,6 +1,8 @@
 """`explain T.grad`: why a `.grad` is None, or what made it what it is.
 
 The reasons, in the order they are checked (LANGUAGE.md §7):
+- T is a name that was a leaf until an assignment rebound it to a tensor computed from it (`w = w - lr * w.grad`;
+  rebound.py): that line, and the fix, the in-place update under `with no_grad:` that keeps it a leaf;
 - T is not a leaf: backward passes its gradient on without keeping it (fix: `retain_grad T` before backward);
 - T does not require grad: autograd computes nothing for it (fix: make it with `requires_grad`);
 - `.grad` was set to None (`zero_grad`, `T.grad = none`) at some line, after which no backward wrote it;
@@ -21,6 +23,7 @@ from typing import Any
 from gradcalc.autograd import provenance
 
 from ..names import Names
+from .rebound import find, told
 from .report import Report, at, owned, sentence, statement
 from .style import Style
 
@@ -34,6 +37,11 @@ def explain_grad(t: Any, names: Names, label: str, interp: Any) -> Report:
     if g is not None:
         return _has_grad(t, g, name, calls, interp)
     if t.grad_fn is not None and not t._retains_grad:
+        rebinding = find(t, who)
+        if rebinding is not None:
+            return Report("grad", "rebound", lambda s: [
+                f"{_dot(rebinding.name, s)} is None: {s.name(rebinding.name)} is not the leaf it was.",
+                *told(rebinding, s)])
         return _not_leaf(t, name, calls)
     if not t._requires_grad:
         return Report("grad", "no_requires_grad", lambda s: [

@@ -9,6 +9,7 @@ from ..ast import Stmt, start_of, statement, token_loc
 from ..builtins import as_tensor, check_size, describe
 from ..compiler import BINARY, OPERAND, VALUE, Compiler, compiles
 from ..errors import GradcalcError, Loc, SyntaxProblem
+from ..explain.rebound import note as note_rebinding
 from ..failures import operator_error
 from ..runtime import ENGINE, Closure, Frame
 
@@ -96,9 +97,16 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
         bind = binders[0]
         if isinstance(st.targets[0], A.Name):
             name = st.targets[0].id
+            Tensor = ENGINE.Tensor
 
             def run_name(f: Frame) -> None:
-                f.vars[name] = value(f)
+                v = value(f)
+                variables = f.vars
+                if type(v) is Tensor and v.grad_fn is not None:
+                    old = variables.get(name)
+                    if type(old) is Tensor and old.grad_fn is None and old._requires_grad:
+                        note_rebinding(name, old, v)  # `w = w - lr * w.grad`: explain tells it (rebound.py)
+                variables[name] = v
 
             return run_name
 
