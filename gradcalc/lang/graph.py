@@ -102,37 +102,40 @@ def _saved_text(node: Any, names: Names, reprs: dict) -> str:
     return ", ".join(items)
 
 
-def _title(node: Any) -> str:
-    """The node's name, and where the front end made it (`MulBackward0 [line 3: y = a * b]`) when known."""
+def made_at(node: Any) -> str | None:
+    """Where the front end made the node (`line 3: y = a * b`, or a REPL input's text), when known."""
     origin = getattr(node, "origin", None)
-    if origin is None:
-        return node.name()
-    return f"{node.name()} [{' '.join(str(origin).split())}]"
+    if origin is None or leaf_of(node) is not None:  # a leaf's node is made by its first use: not its statement
+        return None
+    return " ".join(str(origin).split())
 
 
 def label(node: Any, names: Names, reprs: dict) -> tuple[str, str, str]:
-    """(the node's name and origin, what is known of its output(s), what it saved): one node's label."""
+    """(the node's name, what is known of its output(s), what it saved): one node's label."""
     leaf = leaf_of(node)
     if leaf is not None:  # made on first use by whichever statement: no origin of its own
-        title, about = node.name(), _about(leaf, names.of(leaf), True)
-    else:
-        title = _title(node)
-        outputs = names.outputs(node)
-        several = node.num_outputs > 1
-        about = "; ".join(
-            _about(names.made[(id(node), nr)], who, False, nr if several else None)
-            for nr, who in sorted(outputs.items())
-        )
-    return title, about, _saved_text(node, names, reprs)
+        return node.name(), _about(leaf, names.of(leaf), True), _saved_text(node, names, reprs)
+    outputs = names.outputs(node)
+    several = node.num_outputs > 1
+    about = "; ".join(
+        _about(names.made[(id(node), nr)], who, False, nr if several else None)
+        for nr, who in sorted(outputs.items())
+    )
+    return node.name(), about, _saved_text(node, names, reprs)
 
 
-def _line(parts: tuple[str, str, str]) -> str:
+def _line(parts: tuple[str, str, str], where: str | None = None) -> str:
     """One line of the tree: the name first, then names and values, what it saved, and last where it was made
     (the part a reader's eye looks for first is the part a line starts with)."""
-    title, about, saved = parts
-    name, bracket, where = title.partition(" [")
+    name, about, saved = parts
     return (name + (f"  ({about})" if about else "") + (f"  saved: {saved}" if saved else "")
-            + (f"  [{where}" if bracket else ""))
+            + (f"  [{where}]" if where else ""))
+
+
+def _short(where: str) -> str:
+    """`line 24` for `line 24: loss = ...`: how the tree names a statement it has named in full before."""
+    head, colon, _ = where.partition(": ")
+    return head if colon and head.startswith("line ") else where
 
 
 def _children(node: Any) -> list[Any]:
@@ -140,7 +143,9 @@ def _children(node: Any) -> list[Any]:
 
 
 def tree(t: Any, names: Names) -> str:
-    """The graph below tensor `t` as an indented tree."""
+    """The graph below tensor `t` as an indented tree. A node says where it was made when that differs from
+    its parent's statement (so one statement's nodes are named once, at the top of their group): the first
+    time with the statement's text, later by its line alone (`[line 24]`)."""
     names.add(t, None)
     reprs: dict[tuple[Any, bytes], str] = {}
     root = t.grad_fn
@@ -151,8 +156,8 @@ def tree(t: Any, names: Names) -> str:
         return "no graph: this tensor does not require grad (nothing was recorded)"
     lines: list[str] = []
     shown: set[int] = set()
-    # node, this line's prefix, its children's prefix, where its parent was made: a node says where it was
-    # made only when that differs from its parent's statement (one statement's graph names it once, on top)
+    told: dict[str, str] = {}  # a statement named in full -> its short name
+    # node, this line's prefix, its children's prefix, where its parent was made
     stack: list[tuple[Any, str, str, str | None]] = [(root, "", "", None)]
     while stack:
         node, prefix, child_prefix, parent_made = stack.pop()
@@ -164,11 +169,16 @@ def tree(t: Any, names: Names) -> str:
             lines.append(f"{prefix}{node.name()}  (shared: shown above)")
             continue
         shown.add(id(node))
-        title, about, saved = label(node, names, reprs)
-        made = title.partition(" [")[2] or None
-        if made is not None and made == parent_made:
-            title = node.name()
-        lines.append(prefix + _line((title, about, saved)))
+        made = made_at(node)
+        where = None
+        if made is not None and made != parent_made:
+            where = told.get(made)
+            if where is None:
+                where = made
+                short = _short(made)
+                # a short name shared by two statements (two files' line 3) would be ambiguous: keep it long
+                told[made] = short if short not in told.values() else made
+        lines.append(prefix + _line(label(node, names, reprs), where))
         for i in range(len(kids) - 1, -1, -1):
             last = i == len(kids) - 1
             stack.append(
@@ -182,12 +192,21 @@ def tree(t: Any, names: Names) -> str:
     return "\n".join(lines)
 
 
+CLUSTER_WIDTH = 60  # a statement's text is wrapped to this many characters in its cluster's label
+
+
 def dot(t: Any, names: Names, title: str = "graph") -> str:
     """The graph below `t` in Graphviz DOT, with the tree's labels: an edge from each node to where its
-    gradient goes next."""
+    gradient goes next. The nodes one statement made are drawn in a box labelled with that statement
+    (a Graphviz cluster), so a large graph names each line once rather than in every node."""
     names.add(t, None)
     reprs: dict[tuple[Any, bytes], str] = {}
-    out = [f"digraph {_quote(title)} {{", '  node [shape=box, fontname="monospace"];']
+    out = [
+        f"digraph {_quote(title)} {{",
+        '  graph [fontname="monospace", fontsize=11, nodesep=0.15, ranksep=0.3];',
+        '  node [shape=box, fontname="monospace", fontsize=10];',
+        "  edge [arrowsize=0.6];",
+    ]
     root = t.grad_fn
     if root is None:
         about = _about(t, names.of(t), t.requires_grad)
@@ -207,20 +226,63 @@ def dot(t: Any, names: Names, title: str = "graph") -> str:
                 nodes.append((ids[id(kid)], kid))
                 stack.append(kid)
             edges.append((ids[id(node)], ids[id(kid)]))
+    groups: dict[str | None, list[str]] = {}  # where made -> its nodes' lines, in the order first reached
     for k, node in nodes:
         style = ", style=filled, fillcolor=lightblue" if leaf_of(node) is not None else ""
-        out.append(f"  n{k} [label={_label_text(label(node, names, reprs))}{style}];")
+        groups.setdefault(made_at(node), []).append(f"n{k} [label={_label_text(label(node, names, reprs))}{style}];")
+    for c, (where, lines) in enumerate(groups.items()):
+        if where is None:  # leaves, and nodes made outside the language: no statement to group them by
+            out.extend(f"  {line}" for line in lines)
+            continue
+        out.append(f"  subgraph cluster_{c} {{")
+        out.append(f"    label={_cluster_label(where)}; labeljust=l; style=rounded; color=gray60;")
+        out.extend(f"    {line}" for line in lines)
+        out.append("  }")
     for a, b in edges:
         out.append(f"  n{a} -> n{b};")
     out.append("}")
     return "\n".join(out) + "\n"
 
 
+def _cluster_label(where: str) -> str:
+    """A statement's text as a cluster's label, wrapped at spaces, each line left-aligned."""
+    import textwrap
+
+    lines = textwrap.wrap(where, CLUSTER_WIDTH, subsequent_indent="    ", break_long_words=True) or [where]
+    return '"' + "".join(_escape(line) + "\\l" for line in lines) + '"'
+
+
+LABEL_WIDTH = 48  # a DOT label's line longer than this is broken after a comma (outside brackets)
+
+
 def _label_text(parts: tuple[str, str, str]) -> str:
-    """A DOT label: the node's name, what is known of its output, and what it saved, one per line."""
+    """A DOT label: the node's name, what is known of its output, and what it saved, each broken into lines
+    of about LABEL_WIDTH characters (a narrow box keeps a large graph narrow)."""
     name, about, saved = parts
-    lines = [name] + ([about] if about else []) + ([f"saved: {saved}"] if saved else [])
+    lines = [name] + (_wrap(about) if about else []) + (_wrap(f"saved: {saved}") if saved else [])
     return '"' + "\\n".join(_escape(line) for line in lines) + '"'
+
+
+def _wrap(text: str) -> list[str]:
+    """`text` in lines of about LABEL_WIDTH characters, broken only after a top-level `, ` or `; `."""
+    pieces: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch in ",;" and depth == 0 and text[i + 1:i + 2] == " ":
+            pieces.append(text[start:i + 1])
+            start = i + 2
+    pieces.append(text[start:])
+    lines: list[str] = []
+    for piece in pieces:
+        if lines and len(lines[-1]) + 1 + len(piece) <= LABEL_WIDTH:
+            lines[-1] += " " + piece
+        else:
+            lines.append(piece if not lines else "  " + piece)
+    return lines
 
 
 def _escape(text: str) -> str:
@@ -233,50 +295,47 @@ def _quote(text: str) -> str:
 
 
 # -- files -------------------------------------------------------------------------------------------------
+WHAT = "the graph"  # as file errors name it: "can't write the graph to 'y.txt': ..."
 FORMATS = (".dot", ".svg", ".png")
+DESCRIBED = ".dot (Graphviz's text), .svg or .png (drawn by Graphviz)"
 INSTALL = (
-    "install Graphviz (Debian/Ubuntu: apt install graphviz; macOS: brew install graphviz; Windows: "
+    "install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew install graphviz; Windows: "
     "winget install graphviz; or see https://graphviz.org/download/), or write DOT instead: "
 )
 
 
 def save(text: str, path: str) -> None:
     """Write DOT `text` to `path`, as DOT (`.dot`) or drawn by Graphviz's `dot` program (`.svg`, `.png`).
-    Nothing is written when anything fails."""
-    import os
+    Nothing is written when anything fails; the errors are every writer's (gradcalc/files.py)."""
+    from gradcalc import files
 
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix not in FORMATS:
-        raise GradcalcError(
-            f"graph ... to \"{path}\": the file name must end in .dot (Graphviz's text), .svg or .png "
-            "(drawn by Graphviz)"
-        )
-    data = text.encode("utf-8") if suffix == ".dot" else _draw(text, suffix[1:], path)
     try:
-        with open(os.path.expanduser(path), "wb") as handle:
-            handle.write(data)
-    except OSError as exc:
-        raise GradcalcError(f"can't write {path}: {exc.strerror or exc}") from None
+        suffix = files.check_suffix(WHAT, path, FORMATS, DESCRIBED)
+        files.check_place(WHAT, path)  # a typo in the directory fails before Graphviz runs
+        data = text.encode("utf-8") if suffix == ".dot" else _draw(text, suffix[1:], path)
+        files.write(WHAT, path, data)
+    except files.FileProblem as exc:
+        raise GradcalcError(exc.message) from None
 
 
 def _draw(text: str, fmt: str, path: str) -> bytes:
-    """The graph drawn by `dot -T<fmt>`; an error when Graphviz is not installed or fails."""
+    """The graph drawn by `dot -T<fmt>`; the file's problem when Graphviz is not installed or fails."""
     import os
     import shutil
     import subprocess
 
+    from gradcalc.files import FileProblem
+
     program = shutil.which("dot")
     if program is None:
         as_dot = os.path.splitext(path)[0] + ".dot"
-        raise GradcalcError(
-            f"can't draw {path}: Graphviz's `dot` program was not found; {INSTALL}graph ... to \"{as_dot}\""
-        )
+        raise FileProblem(WHAT, path, f"Graphviz's `dot` program was not found; {INSTALL}graph ... to \"{as_dot}\"")
     try:
         done = subprocess.run([program, f"-T{fmt}"], input=text.encode("utf-8"), capture_output=True)
     except OSError as exc:
-        raise GradcalcError(f"can't draw {path}: Graphviz's `dot` could not run ({exc.strerror or exc})") from None
+        raise FileProblem(WHAT, path, f"Graphviz's `dot` could not run ({exc.strerror or exc})") from None
     if done.returncode != 0 or not done.stdout:
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
         detail = f": {reason[0]}" if reason else ""
-        raise GradcalcError(f"can't draw {path}: Graphviz's `dot` failed{detail}")
+        raise FileProblem(WHAT, path, f"Graphviz's `dot` failed{detail}")
     return done.stdout

@@ -37,6 +37,9 @@ class Host(Protocol):
              path: str | None) -> list[str]:
         """`plot`: draw (or write to `path`) each (text, function of NAME) and its derivatives; the warnings."""
 
+    def wrote(self, path: str) -> None:
+        """A file the program wrote (`graph ... to`, `plot ... to`): confirmed on standard error."""
+
     def command(self, name: str, arg: str) -> None:
         """A REPL `:` command."""
 

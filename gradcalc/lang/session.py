@@ -254,6 +254,7 @@ class Session:
             self._write(self.out, graph.tree(tensor, names) + "\n")
             return
         graph.save(graph.dot(tensor, names), path)
+        self.wrote(path)
 
     def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,
              path: str | None) -> list[str]:
@@ -271,12 +272,21 @@ class Session:
             return list(rendered.warnings)
         figure = P.make_figure(exprs, name, lo, hi, order, propagate=PROPAGATE)
         if path is not None:
-            return list(P.write_image(figure, path))
+            done = P.write_image(figure, path)
+            if done.written:
+                self.wrote(path)
+            return list(done.warnings)
         from gradcalc.plotting.figure import drawable
 
         text = P.render_plain(figure) if self.format == "plain" else P.render_json(figure)
         self._write(self.out, text.rstrip("\n") + "\n")
         return list(drawable(figure)[1])
+
+    def wrote(self, path: str) -> None:
+        """A file the program wrote, confirmed on standard error (`wrote y.svg`; LANGUAGE.md §6)."""
+        from gradcalc.files import confirmation
+
+        self._write(self.err, confirmation(path) + "\n")
 
     def explanation(self, render: Any) -> None:
         """What `explain` says, to standard output (coloured as the session is)."""

@@ -3,22 +3,20 @@
 matplotlib is an optional extra (`pip install 'gradcalc[plot]'`) and is imported only here, only when a
 file is written. It is used without pyplot (a bare `Figure`): no GUI backend, no global state.
 
-The file appears whole or not at all: the image goes to a temporary file in the target's directory, which
-is renamed over the target only once it is complete (a rename within one directory is atomic).
+The file appears whole or not at all, and its errors read as every writer's (gradcalc/files.py).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
-from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
-from .errors import PlotError
+from gradcalc import files
+
 from .figure import Curve, Figure, drawable
 from .yrange import clip_to_frame, y_range
 
+WHAT = "the plot"  # as file errors name it: "can't write the plot to 'p.pdf': ..."
 FORMATS = (".svg", ".png")
 INSTALL = "pip install 'gradcalc[plot]'"
 SIZE_INCHES = (8.0, 5.0)
@@ -26,37 +24,43 @@ DPI = 100  # with SIZE_INCHES: an 800 x 500 pixel PNG
 MARGIN = 0.05  # matplotlib's own default margin around the data
 
 
-def write_image(figure: Figure, path: str | os.PathLike[str]) -> tuple[str, ...]:
-    """Write the figure to `path`, an .svg or .png file; returns warnings for the caller to print.
+class Written(NamedTuple):
+    """What `write_image` did: whether the file was written (the caller confirms it: `wrote p.svg`), and
+    warnings for the caller to print."""
+
+    written: bool
+    warnings: tuple[str, ...] = ()
+
+
+def write_image(figure: Figure, path: str | os.PathLike[str]) -> Written:
+    """Write the figure to `path`, an .svg or .png file.
 
     Axis label and legend as in the terminal: the variable's name under the x axis, each curve's label in
-    the legend. Raises PlotError for another extension, when matplotlib is missing (the message gives
-    the install command), and when the file cannot be written -- in every case nothing is written.
+    the legend. Raises gradcalc.files.FileProblem (the one wording of every writer) for another extension,
+    a place that can't be written, and when matplotlib is missing (the message gives the install command)
+    -- in every case nothing is written. When no curve has a finite value, nothing is written either, and
+    the last warning says so.
     """
-    target = Path(path)
-    suffix = target.suffix.lower()
-    if suffix not in FORMATS:
-        raise PlotError(
-            f"cannot write a plot to '{target}': the file name must end in {' or '.join(FORMATS)}"
-        )
-    mpl_figure, canvas = _matplotlib()  # before anything else: without the extra, say so whatever the data
+    files.check_suffix(WHAT, path, FORMATS)
+    files.check_place(WHAT, path)  # a typo in the directory fails before matplotlib is loaded
+    mpl_figure, canvas = _matplotlib(path)  # before the data: without the extra, say so whatever the data
     drawn, warnings = drawable(figure)
     shown = y_range([c.values for c in drawn])
     if shown is None:
-        return (*warnings, f"nothing to draw: '{target}' was not written")
+        return Written(False, (*warnings, f"nothing to draw: '{os.fspath(path)}' was not written"))
     image = _draw(mpl_figure, canvas, figure, drawn, shown.lo, shown.hi)
-    _save_atomically(image, target, suffix[1:])
-    return tuple(warnings)
+    _save(image, path, os.path.splitext(os.fspath(path))[1].lower()[1:])
+    return Written(True, tuple(warnings))
 
 
-def _matplotlib() -> tuple[Any, Any]:
-    """matplotlib's Figure class and its Agg canvas; PlotError with the install command if missing."""
+def _matplotlib(path: str | os.PathLike[str]) -> tuple[Any, Any]:
+    """matplotlib's Figure class and its Agg canvas; the file's problem, with the install command, if missing."""
     try:
         import matplotlib
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure as MplFigure
     except ImportError:
-        raise PlotError(f"writing a plot to a file needs matplotlib; install it with: {INSTALL}") from None
+        raise files.FileProblem(WHAT, path, f"drawing it needs matplotlib; install it with: {INSTALL}") from None
     del matplotlib
     return MplFigure, FigureCanvasAgg
 
@@ -88,42 +92,14 @@ def _literal(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def _save_atomically(image: Any, target: Path, fmt: str) -> None:
-    """Render into a temporary file beside `target`, then rename it over `target`."""
+def _save(image: Any, path: str | os.PathLike[str], fmt: str) -> None:
+    """Render the image into the file, whole or not at all (gradcalc/files.py)."""
     import matplotlib
 
-    directory = target.parent  # Path("p.svg").parent is Path(".")
-    if target.is_dir():
-        raise PlotError(f"cannot write the plot to '{target}': it is a directory")
-    try:
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=f".{target.name}.", suffix=".tmp")
-    except OSError as e:
-        raise PlotError(f"cannot write the plot to '{target}': {_reason(e)}") from None
-    try:
-        with os.fdopen(handle, "wb") as out, matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gc"}):
+    def render(out: BinaryIO) -> None:
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "gc"}):
             # svg.fonttype none: text stays text (searchable, selectable) instead of glyph outlines;
             # a fixed hash salt and no date keep the same plot the same file from run to run
             image.savefig(out, format=fmt, metadata={"Date": None} if fmt == "svg" else None)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes the file private; give it the usual mode
-        os.replace(temporary, target)
-    except OSError as e:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise PlotError(f"cannot write the plot to '{target}': {_reason(e)}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
 
-
-def _umask() -> int:
-    """The process's umask (reading it means setting it: it is put back at once)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _reason(error: OSError) -> str:
-    """The operating system's words for the failure, in lower case after the colon."""
-    text = error.strerror or str(error)
-    return text[:1].lower() + text[1:]
+    files.write(WHAT, path, render)

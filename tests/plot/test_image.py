@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import gradcalc as torch
-from gradcalc.plotting import PlotError, make_figure, write_image
+from gradcalc.files import FileProblem
+from gradcalc.plotting import make_figure, write_image
 from gradcalc.plotting.image import DPI, SIZE_INCHES
 
 needs_matplotlib = pytest.mark.skipif(
@@ -33,7 +34,7 @@ def texts(svg: Path) -> list[str]:
 @needs_matplotlib
 def test_svg_has_axis_label_and_legend(tmp_path: Path, figure) -> None:  # noqa: ANN001
     target = tmp_path / "trig.svg"
-    assert write_image(figure, target) == ()
+    assert write_image(figure, target) == (True, ())
     found = texts(target)
     for label in ("sin(x)", "d/dx sin(x)", "tan(x)", "d/dx tan(x)", "x"):
         assert label in found
@@ -77,7 +78,7 @@ def test_dollar_signs_are_shown_as_written(tmp_path: Path) -> None:
 def test_curve_without_finite_value_is_warned(tmp_path: Path) -> None:
     fig = make_figure([("x", lambda x: x), ("log(-1 - x)", lambda x: torch.log(-1 - x))], "x", 0, 1, n=10)
     assert write_image(fig, tmp_path / "w.svg") == (
-        "log(-1 - x) is not finite anywhere in the range; it is not drawn",
+        True, ("log(-1 - x) is not finite anywhere in the range; it is not drawn",),
     )
     assert "log(-1 - x)" not in texts(tmp_path / "w.svg")
 
@@ -85,24 +86,26 @@ def test_curve_without_finite_value_is_warned(tmp_path: Path) -> None:
 @needs_matplotlib
 def test_nothing_to_draw_writes_nothing(tmp_path: Path) -> None:
     fig = make_figure([("log(-1 - x)", lambda x: torch.log(-1 - x))], "x", 0, 1, n=10)
-    warnings = write_image(fig, tmp_path / "n.svg")
+    written, warnings = write_image(fig, tmp_path / "n.svg")
+    assert not written
     assert warnings[-1] == f"nothing to draw: '{tmp_path / 'n.svg'}' was not written"
     assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("name", ["plot.pdf", "plot", "plot.svg.txt"])
 def test_unknown_extension(tmp_path: Path, figure, name: str) -> None:  # noqa: ANN001
-    with pytest.raises(PlotError, match=r"the file name must end in \.svg or \.png"):
+    with pytest.raises(FileProblem) as raised:
         write_image(figure, tmp_path / name)
+    assert str(raised.value) == f"can't write the plot to '{tmp_path / name}': the file name must end in .svg or .png"
     assert list(tmp_path.iterdir()) == []
 
 
 @needs_matplotlib
 def test_missing_directory(tmp_path: Path, figure) -> None:  # noqa: ANN001
     target = tmp_path / "no" / "such" / "p.png"
-    with pytest.raises(PlotError) as raised:
+    with pytest.raises(FileProblem) as raised:
         write_image(figure, target)
-    assert str(raised.value) == f"cannot write the plot to '{target}': no such file or directory"
+    assert str(raised.value) == f"can't write the plot to '{target}': the directory '{target.parent}' does not exist"
     assert "\n" not in str(raised.value)
 
 
@@ -111,9 +114,9 @@ def test_parent_is_a_file(tmp_path: Path, figure) -> None:  # noqa: ANN001
     # unwritable even for root: the "directory" is a file
     (tmp_path / "notes.txt").write_text("")
     target = tmp_path / "notes.txt" / "p.svg"
-    with pytest.raises(PlotError) as raised:
+    with pytest.raises(FileProblem) as raised:
         write_image(figure, target)
-    assert str(raised.value) == f"cannot write the plot to '{target}': not a directory"
+    assert str(raised.value) == f"can't write the plot to '{target}': '{target.parent}' is not a directory"
 
 
 @needs_matplotlib
@@ -123,7 +126,7 @@ def test_unwritable_directory(tmp_path: Path, figure) -> None:  # noqa: ANN001
     locked.mkdir()
     locked.chmod(0o500)
     try:
-        with pytest.raises(PlotError, match="permission denied"):
+        with pytest.raises(FileProblem, match="permission denied"):
             write_image(figure, locked / "p.svg")
     finally:
         locked.chmod(0o700)
@@ -132,7 +135,7 @@ def test_unwritable_directory(tmp_path: Path, figure) -> None:  # noqa: ANN001
 @needs_matplotlib
 def test_directory_as_target(tmp_path: Path, figure) -> None:  # noqa: ANN001
     (tmp_path / "d.svg").mkdir()
-    with pytest.raises(PlotError, match="it is a directory"):
+    with pytest.raises(FileProblem, match="it is a directory"):
         write_image(figure, tmp_path / "d.svg")
 
 
@@ -146,7 +149,7 @@ def test_failure_while_saving_leaves_nothing(tmp_path: Path, figure, monkeypatch
 
     (tmp_path / "keep.svg").write_text("old")
     monkeypatch.setattr(MplFigure, "savefig", broken)
-    with pytest.raises(PlotError, match="no space left on device"):
+    with pytest.raises(FileProblem, match="no space left on the device"):
         write_image(figure, tmp_path / "keep.svg")
     assert [p.name for p in tmp_path.iterdir()] == ["keep.svg"]
     assert (tmp_path / "keep.svg").read_text() == "old"  # the old file is untouched
@@ -163,8 +166,9 @@ def test_without_matplotlib(tmp_path: Path, figure, monkeypatch: pytest.MonkeyPa
     for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, name)
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    with pytest.raises(PlotError) as raised:
+    with pytest.raises(FileProblem) as raised:
         write_image(figure, tmp_path / "p.png")
-    message = "writing a plot to a file needs matplotlib; install it with: pip install 'gradcalc[plot]'"
+    message = (f"can't write the plot to '{tmp_path / 'p.png'}': drawing it needs matplotlib; install it with: "
+               "pip install 'gradcalc[plot]'")
     assert str(raised.value) == message
     assert list(tmp_path.iterdir()) == []

@@ -91,6 +91,7 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
     path_loc = start_of(st.path) if st.path is not None else st.loc
 
     def run(f: Frame) -> None:
+        from gradcalc.files import FileProblem
         from gradcalc.plotting import PlotError
 
         lo, hi = _number(lo_fn(f), "the low end of the range", lo_loc), _number(hi_fn(f), "the high end", hi_loc)
@@ -111,6 +112,8 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
                               path)
         except PlotError as exc:
             raise GradcalcError(f"plot: {exc}", path_loc if path is not None else st.loc) from None
+        except FileProblem as exc:  # worded as every writer's file errors (gradcalc/files.py)
+            raise GradcalcError(exc.message, path_loc) from None
         for message in shown:
             warnings.warn(message, UserWarning, stacklevel=1)
 
