@@ -1,45 +1,48 @@
-"""The terminal plot: a braille line plot drawn by plotille.
+"""The terminal plot: braille curves drawn by plotille, in a frame with round ticks drawn here.
 
-Why plotille (docs/plotting.md has the full comparison with uniplot and plotext):
+plotille's `Canvas` draws the braille (2 x 4 dots a cell, one colour per line, the dots of lines that share a
+cell ORed; docs/plotting.md says why plotille); its `Figure` frame labels the axes at evenly spaced values
+(`-1.322 -0.6441 0.0339`) and puts the y = 0 line on whichever row the dot falls in, so the frame, the ticks
+and the zero lines are drawn here, around the canvas (LANGUAGE.md §8):
 
-- it draws braille (2x4 dots a cell) with one colour per line, ORing the dots of lines that share a
-  cell (uniplot keeps only the last line's dots there), returns the plot as a string
-  (`Figure.show`), takes exact axis limits, labels both axes with their ranges, and spans (our x axis);
-- it has no dependencies and loads in about 10 ms; uniplot needs readchar, whose import looks up its
-  own version in the installed packages' metadata, and its labels load NumPy's masked arrays -- together
-  60 ms or more on the first plot, the whole time budget of a plot statement. (Once loaded, uniplot
-  draws faster, rasterising with NumPy: 2 ms against plotille's 15 ms for three 320-point curves; but
-  a script usually draws one plot, so the first one is what counts.)
-- plotext 6 replaced its whole plotting interface (no `plot`, no `clf`) and keeps one global figure.
+- rows and columns stand for exact values: the y axis from `ticks.y_axis` (ticks and 0 fall on rows), the x
+  axis from LO (the first column) to HI (the last), with ticks on the nearest columns (`ticks.x_ticks`); the
+  canvas's limits are set so that each value is drawn at the centre of its row and column;
+- ticks at round numbers, labelled short (`-2 -1 0 1 2`, `0.5`, `1e-3`), on a frame of box-drawing lines;
+- the line y = 0 on the row where 0 is, the line x = 0 on the column where 0 is, drawn as `─` and `│` in
+  the cells no curve passes through (a curve is never hidden by an axis, and an axis never looks like a
+  curve);
+- curves apart without colour (NO_COLOR, pipes): each curve also carries its own marker (`*`, `+`, `o`,
+  ...) every few columns, and the legend shows it; with colour, each curve has its colour instead;
+- the legend (one entry per curve), then a caption with the axes' ranges.
 
-What plotille lacks we add around it, without drawing anything by hand: it raises on NaN, so each curve
-is cut into its finite runs (one plotille line each); its legend would list every run, so the legend is
-ours (one entry per curve, in the curve's colour); its y = 0 line comes with an x = 0 line, so the x
-axis is a horizontal span instead.
-
-plotille is imported here, inside `render_terminal`, so a plot to a file or in `--format json` never
-loads it.
+plotille is imported inside `render_terminal`, so a plot to a file or in `--format json` never loads it.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import re
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from .figure import Figure, drawable
+from .figure import Curve, Figure, drawable
+from .ticks import Tick, YAxis, column_of, x_ticks, y_axis
 from .yrange import clip_to_frame, y_range
 
-DEFAULT_HEIGHT = 16  # rows of braille cells: 64 dot rows; with axes, legend and caption it fits 24 lines
+DEFAULT_HEIGHT = 17  # rows at most (ticks on rows decide the exact number): with the frame, legend and caption
+#                      a plot fits a 24-line terminal
 MIN_PLOT_COLUMNS = 10  # narrower terminals still get a (cramped) plot rather than an error
 
 # One colour per curve, cycled: 8-colour ANSI names every terminal has.
 COLORS = ("blue", "magenta", "green", "yellow", "cyan", "red")
+# Without colour, one marker per curve, cycled: plain ASCII, none of them a frame or axis character.
+MARKERS = ("*", "+", "o", "x", "#", "@", "%", "&")
+MARKER_SPACING = 8  # columns between two markers of one curve (at least)
+LEGEND_LINE = "⠤⠤"  # a curve's legend sample with colour
 
-# plotille's frame around the plot area: 10 characters of y label and " | " on the left; the x axis
-# line adds "-> (NAME)" on the right; the x tick row is 13 + 10 * (columns // 10) + 9 characters
-_LEFT = 13
-_X_AXIS_RIGHT = 6  # "-> (" + ")" + one more "-" than the area, around the name
+EMPTY = chr(0x2800)  # a braille cell with no dot
+_CELL = re.compile(r"(?:\x1b\[[0-9;]*m)?[^\x1b](?:\x1b\[0m)?")
 
 
 class Rendered(NamedTuple):
@@ -56,11 +59,20 @@ def terminal_width() -> int:
     return shutil.get_terminal_size((80, 24)).columns
 
 
-def plot_columns_for(width: int, name: str) -> int:
-    """How many cells wide the plot area can be for every line to fit in `width` columns."""
-    by_axis = width - _LEFT - _X_AXIS_RIGHT - len(name)
-    by_ticks = 10 * ((width - _LEFT - 9) // 10) + 9  # the tick row grows in steps of 10 columns
-    return max(MIN_PLOT_COLUMNS, min(by_axis, by_ticks))
+def plot_columns_for(width: int, name: str, label_width: int = 4) -> int:
+    """How many cells wide the plot area can be for every line to fit in `width` columns: the y labels
+    (`label_width` characters) and the frame's ` ┤` on the left, ` NAME` after the x axis on the right."""
+    return max(MIN_PLOT_COLUMNS, width - label_width - 2 - max(len(name) + 1, 3))
+
+
+def uses_colour(color: bool) -> bool:
+    """Whether the curves will show in colour: allowed by the caller, and applied by plotille (standard output
+    a terminal or FORCE_COLOR set, NO_COLOR unset -- plotille's policy, asked of plotille itself)."""
+    if not color:
+        return False
+    import plotille
+
+    return plotille.color("x", fg="blue", mode="names") != "x"
 
 
 def render_terminal(
@@ -73,13 +85,12 @@ def render_terminal(
 ) -> Rendered:
     """The figure as a braille line plot at most `width` columns wide (the terminal's width if None).
 
-    The plot area fills the width left after the axis labels (or is exactly `plot_columns` cells wide
-    when given), `height` cells high; the x axis (y = 0) is drawn when 0 is in the y range; the y axis
-    is labelled from the bottom of the range to its top, the x axis from its start; a legend names each
-    curve in its colour, and a caption line gives the exact ranges. `color` off gives plain text (for
-    NO_COLOR and batch output); on, it allows colour, which plotille then still applies only when
-    standard output is a terminal (or FORCE_COLOR is set) and never under NO_COLOR. A curve that is
-    not finite anywhere is left out, with a warning naming it; when no curve is left the text is empty.
+    The plot area fills the width left by the frame (or is exactly `plot_columns` cells wide when given) and
+    has at most `height` rows (`ticks.y_axis` picks the number that puts round ticks on rows). `color` off
+    gives plain text with a marker per curve (NO_COLOR, batch output); on, it allows colour, which plotille
+    then applies only when standard output is a terminal (or FORCE_COLOR is set) and never under NO_COLOR --
+    the markers are drawn whenever the colour is not. A curve that is not finite anywhere is left out, with a
+    warning naming it; when no curve is left the text is empty.
     """
     import plotille  # deferred: only terminal plots need it
 
@@ -87,56 +98,115 @@ def render_terminal(
     shown = y_range([c.values for c in drawn])
     if shown is None:
         return Rendered("", tuple(warnings))
-    columns = plot_columns or plot_columns_for(width if width is not None else terminal_width(), figure.name)
-    rows = max(1, height)
+    axis = y_axis(shown.lo, shown.hi, height)
+    label_width = max(len(t.label) for t in axis.ticks)
+    total = width if width is not None else terminal_width()
+    columns = plot_columns or plot_columns_for(total, figure.name, label_width)
+    coloured = uses_colour(color)
+    lo, hi = figure.lo, figure.hi
 
-    fig = plotille.Figure()
-    fig.width, fig.height = columns, rows
-    fig.with_colors = color
-    fig.origin = False  # it would draw x = 0 as well; the x axis is the span below
-    fig.x_label, fig.y_label = figure.name, "y"
-    fig.set_x_limits(figure.lo, figure.hi)
-    fig.set_y_limits(shown.lo, shown.hi)
-    # plotille pads tick labels with digits to 10 characters; 4 significant ones read better
-    fig.x_ticks_fkt = _ticks(figure.hi - figure.lo)
-    fig.y_ticks_fkt = _ticks(shown.hi - shown.lo)
-    if shown.lo <= 0.0 <= shown.hi:
-        # a span's height is a fraction of the range, placed on the dot row the value 0 falls on
-        at = (0.0 - shown.lo) / (shown.hi - shown.lo)
-        fig.axhline(at)
-
-    # plotille puts a value v on dot round((v - lo) / (hi - lo) * dots), so hi itself falls one dot past
-    # the edge; scaling by (dots - 1) / dots maps [lo, hi] onto the first and the last dot exactly
-    sx = _squeeze(figure.lo, figure.hi, 2 * columns)
+    # each row's and column's value at the centre of its cell: 2 dots a column, 4 a row
+    dx = (hi - lo) / (2 * (columns - 1)) if columns > 1 else (hi - lo) / 2
+    dy = axis.row_step / 4
+    canvas = plotille.Canvas(
+        columns, axis.rows, xmin=lo - 0.5 * dx, ymin=axis.lo - 1.5 * dy,
+        xmax=lo - 0.5 * dx + 2 * columns * dx, ymax=axis.lo - 1.5 * dy + 4 * axis.rows * dy, mode="names",
+    )
     legend = []
+    marked: set[tuple[int, int]] = set()
     for index, curve in enumerate(drawn):
-        lc = COLORS[index % len(COLORS)]
-        x, y = clip_to_frame(figure.x, curve.values, shown.lo, shown.hi)
-        sy = _squeeze(shown.lo, shown.hi, 4 * rows)
+        lc = COLORS[index % len(COLORS)] if coloured else None
+        x, y = clip_to_frame(figure.x, curve.values, axis.lo, axis.hi)
         for start, stop in _finite_runs(y):
-            fig.plot(sx(x[start:stop]).tolist(), sy(y[start:stop]).tolist(), lc=lc)
-        legend.append(plotille.color(f"⠤⠤ {curve.label}", fg=lc, mode="names", no_color=not color))
+            xs, ys = x[start:stop].tolist(), y[start:stop].tolist()  # Python floats: plotille rounds each one
+            if len(xs) == 1:
+                canvas.point(xs[0], ys[0], color=lc)
+            for i in range(len(xs) - 1):
+                canvas.line(xs[i], ys[i], xs[i + 1], ys[i + 1], color=lc)
+        if coloured:
+            legend.append(plotille.color(f"{LEGEND_LINE} {curve.label}", fg=lc, mode="names"))
+        else:
+            legend.append(f"{MARKERS[index % len(MARKERS)]} {curve.label}")
+    if not coloured:
+        # the curve seen in the fewest cells chooses its markers' cells first: a marker hides what else a
+        # cell holds, so a curve that runs along another is not hidden under the other's markers
+        seen = [int(np.sum(np.isfinite(c.values) & (c.values >= axis.lo) & (c.values <= axis.hi))) for c in drawn]
+        for index in sorted(range(len(drawn)), key=seen.__getitem__):
+            _place_markers(canvas, figure, drawn[index], axis, columns, index, len(drawn),
+                           MARKERS[index % len(MARKERS)], marked)
 
-    caption = f"{figure.name}: {_num(figure.lo)} to {_num(figure.hi)}   y: {_num(shown.lo)} to {_num(shown.hi)}"
+    xt = x_ticks(lo, hi, columns)
+    zero_column = column_of(0.0, lo, hi, columns) if lo < 0.0 < hi else None
+    rows = [_CELL.findall(line) for line in canvas.plot(linesep="\n").split("\n")]
+    lines = _framed(rows, axis, xt, zero_column, label_width, figure.name)
+    caption = f"{figure.name}: {_num(lo)} to {_num(hi)}   y: {_num(axis.lo)} to {_num(axis.hi)}"
     if shown.clipped:
         caption += " (clipped: the curves go beyond)"
-    return Rendered("\n".join([fig.show(legend=False), *legend, caption]), tuple(warnings))
+    return Rendered("\n".join([*lines, *legend, caption]), tuple(warnings))
 
 
-def _ticks(span: float):  # noqa: ANN202 - plotille's tick callback
-    """Tick labels with 4 significant digits; a value within rounding error of 0 is 0."""
+def _place_markers(canvas: Any, figure: Figure, curve: Curve, axis: YAxis, columns: int, index: int, count: int,
+                   marker: str, marked: set[tuple[int, int]]) -> None:
+    """Put the curve's marker on it every MARKER_SPACING columns or so, each curve's columns shifted so that
+    curves which run together do not put their markers in one cell; at least one marker on a drawn curve."""
+    spacing = max(MARKER_SPACING, columns // 7)
+    offset = (spacing * (2 * index + 1)) // (2 * count)
+    lo, hi, x = figure.lo, figure.hi, figure.x
+    samples = []
+    for c in range(offset, columns, spacing):  # the sample nearest each chosen column's value
+        xc = lo + (hi - lo) * c / max(columns - 1, 1)
+        k = int(np.clip(np.searchsorted(x, xc), 0, x.size - 1))
+        samples.append(k - 1 if k > 0 and abs(x[k - 1] - xc) < abs(x[k] - xc) else k)
+    # a curve seen only in a few columns still gets one: its visible samples, from the middle out
+    visible = np.flatnonzero(np.isfinite(curve.values) & (curve.values >= axis.lo) & (curve.values <= axis.hi))
+    fallback = visible[np.argsort(np.abs(np.arange(visible.size) - visible.size // 2), kind="stable")].tolist()
+    placed = False
+    for n, k in enumerate(samples + fallback):
+        if n >= len(samples) and placed:
+            return
+        v = curve.values[k]
+        if not np.isfinite(v) or not axis.lo <= v <= axis.hi:
+            continue
+        cell = (column_of(x[k], lo, hi, columns), axis.row_of(v))
+        if cell in marked:
+            continue
+        marked.add(cell)
+        canvas.point(x[k], v, marker=marker)
+        placed = True
 
-    def label(value: float, _next: float) -> str:
-        if abs(value) < 1e-9 * span:
-            value = 0.0
-        return f"{value:.4g}"
 
-    return label
+def _framed(rows: list[list[str]], axis: YAxis, xt: tuple[Tick, ...], zero_column: int | None,
+            label_width: int, name: str) -> list[str]:
+    """The canvas's cells in the frame: y labels and ticks on the left, the zero lines in empty cells, the x
+    axis with its ticks, labels and name below."""
+    labels = {t.at: t.label for t in axis.ticks}
+    out = []
+    for r, cells in enumerate(rows):
+        if r == axis.zero_row:
+            cells = ["┼" if c == zero_column and cell == EMPTY else "─" if cell == EMPTY else cell
+                     for c, cell in enumerate(cells)]
+        elif zero_column is not None and cells[zero_column] == EMPTY:
+            cells = [*cells[:zero_column], "│", *cells[zero_column + 1:]]
+        tick = labels.get(r)
+        edge = ("┼" if r == axis.zero_row else "┤") if tick is not None else "│"
+        out.append(f"{(tick or ''):>{label_width}} {edge}{''.join(cells)}")
+    columns = len(rows[0]) if rows else 0
+    marks = {t.at for t in xt}
+    axis_line = "".join("┬" if c in marks else "─" for c in range(columns))
+    out.append(f"{'':>{label_width}} └{axis_line} {name}")
+    out.append(_x_labels(xt, label_width + 2, columns))
+    return out
 
 
-def _squeeze(lo: float, hi: float, dots: int):  # noqa: ANN202 - a NumPy function
-    factor = (dots - 1) / dots
-    return lambda v: lo + (v - lo) * factor
+def _x_labels(xt: tuple[Tick, ...], left: int, columns: int) -> str:
+    """The x tick labels, each centred under its column; one that would touch the one before is left out."""
+    line = ""
+    for t in xt:
+        start = max(left + t.at - (len(t.label) - 1) // 2, 0)
+        if line and start < len(line) + 1:
+            continue
+        line = line.ljust(start) + t.label
+    return line.rstrip()
 
 
 def _finite_runs(values: np.ndarray) -> list[tuple[int, int]]:
