@@ -60,6 +60,38 @@ def test_terminal_plot_has_legend_and_range() -> None:
     assert any("\u2800" <= ch <= "\u28ff" for ch in r.out)  # braille
 
 
+def test_from_a_pipe_the_plot_is_readable_without_colour(tmp_path) -> None:  # noqa: ANN001
+    """`gradcalc` writing into a pipe (no colour): the issue's plot, read as a user reads it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root, "COLUMNS": "80"}
+    env.pop("FORCE_COLOR", None)
+    done = subprocess.run([sys.executable, "-m", "gradcalc", "-e", "plot x**3 - 2*x for x in [-2, 2] order 1"],
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == "" and "\x1b" not in done.stdout
+    lines = done.stdout.splitlines()
+    k = next(i for i, line in enumerate(lines) if "└" in line)
+    w = lines[k].index("└") - 1
+    labels = [line[:w].strip() for line in lines[:k]]
+    # round ticks every 2 from -4 to 10 (the range of x**3 - 2*x and 3*x**2 - 2 on [-2, 2])
+    assert [t for t in labels if t] == ["10", "8", "6", "4", "2", "0", "-2", "-4"]
+    assert lines[k + 1].split() == ["-2", "-1", "0", "1", "2"]
+    assert lines[-1] == "x: -2 to 2   y: -4 to 10"
+    # 0 on the row where it falls: (10 - 0) / (10 - -4) of the way down from the top row to the bottom one
+    rows = k
+    zero = round(10 / 14 * (rows - 1))
+    assert labels[zero] == "0" and lines[zero][w + 1] == "┼" and "─" in lines[zero]
+    # the two curves' markers differ, and each is in the plot
+    legend = lines[k + 2:-1]
+    assert [e[2:] for e in legend] == ["x**3 - 2*x", "d/dx (x**3 - 2*x)"]
+    markers = {e[0] for e in legend}
+    assert len(markers) == 2 and all(any(m in line[w + 2:] for line in lines[:k]) for m in markers)
+
+
 def test_non_finite_everywhere_warns() -> None:
     r = run("plot log(x) for x in [-2, -1]")
     assert r.ok and r.warnings == ["log(x) is not finite anywhere in the range; it is not drawn"]
