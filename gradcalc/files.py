@@ -29,11 +29,13 @@ from typing import BinaryIO
 
 
 class FileProblem(Exception):
-    """A file that can't be written, in the one wording: `can't write WHAT to 'PATH': REASON`."""
+    """A file that can't be written, in the one wording: `can't write WHAT to 'PATH': REASON` (a reader
+    passes `verb="read"`, `"load"`: `can't read WHAT from 'PATH': REASON`)."""
 
-    def __init__(self, what: str, path: str | os.PathLike[str], reason: str) -> None:
+    def __init__(self, what: str, path: str | os.PathLike[str], reason: str, verb: str = "write") -> None:
         self.what, self.path, self.reason = what, os.fspath(path), reason
-        self.message = f"can't write {what} to '{self.path}': {reason}"
+        to = "to" if verb == "write" else "from"
+        self.message = f"can't {verb} {what} {to} '{self.path}': {reason}"
         super().__init__(self.message)
 
     def __str__(self) -> str:

@@ -24,8 +24,10 @@ exact (by autograd, not finite differences). NAME is a new local name: the works
   plot sin(x) for x in [-pi, pi]
   plot x**3 - 2*x for x in [-2, 2] order 2
   plot sin(x), cos(x) for x in [0, 2*pi] to "trig.svg"      (.svg or .png: needs pip install 'gradcalc[plot]')
-On a terminal a braille line plot as wide as the terminal; --format plain prints the samples as rows
-`x f f' ...`, --format json one object. Points where a curve is not finite are gaps."""
+On a terminal a braille line plot as wide as the terminal, ticks at round numbers, the lines y = 0 and x = 0
+where 0 falls, one colour per curve (without colour: one marker per curve, `*`, `+`, ...); --format plain
+prints the samples as rows `x f f' ...`, --format json one object. Points where a curve is not finite are
+gaps. A file written is confirmed on standard error (`wrote trig.svg`)."""
 
     loc: Loc
     exprs: list
