@@ -29,9 +29,13 @@ def grammar_text() -> str:
         return f.read()
 
 
-# A keyword is a terminal defined as one word (`BACKWARD: "backward"`); one marked `// soft` is special only
-# where the grammar expects it (`to` after `graph EXPR`) and a name everywhere else.
-_KEYWORD_TERMINAL = re.compile(r'^([A-Z][A-Z0-9_]*):\s*"([A-Za-z_][A-Za-z0-9_]*)"[ \t]*(//[ \t]*soft\b)?', re.M)
+# A keyword is a terminal defined as one whole word (`BACKWARD.1: /backward\b/`: the priority puts it before
+# NAME where both may come, the `\b` keeps it from matching the start of a longer name such as `backwards`);
+# one marked `// soft` is special only where the grammar expects it (`to` after `graph EXPR`) and a name
+# everywhere else.
+_KEYWORD_TERMINAL = re.compile(
+    r"^([A-Z][A-Z0-9_]*)\.1:[ \t]*/([A-Za-z_][A-Za-z0-9_]*)\\b/[ \t]*(//[ \t]*soft\b)?", re.M
+)
 
 
 @cache
