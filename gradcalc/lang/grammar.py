@@ -42,3 +42,16 @@ _KEYWORD_TERMINAL = re.compile(
 def keyword_terminals() -> tuple[tuple[str, str, bool], ...]:
     """(terminal, word, soft) for every keyword of the grammar, in the grammar's order."""
     return tuple((m[1], m[2], bool(m[3])) for m in _KEYWORD_TERMINAL.finditer(grammar_text()))
+
+
+@cache
+def rule_keywords(rule: str) -> tuple[str, ...]:
+    """The keywords that rule `rule` of the grammar names (`grad_mode`: no_grad, enable_grad, ...), in order:
+    the terminals in its definition (its first line and the lines that continue it) that are keywords."""
+    words = {terminal: word for terminal, word, _ in keyword_terminals()}
+    found = re.search(rf"^\??{re.escape(rule)}:(.*(?:\n[ \t]+\S.*)*)", grammar_text(), re.M)
+    if found is None:
+        raise KeyError(f"the grammar has no rule {rule!r}")
+    body = re.sub(r"//[^\n]*", "", found[1])  # not the words of its comments
+    seen = [words[t] for t in re.findall(r"\b[A-Z][A-Z0-9_]*\b", body) if t in words]
+    return tuple(dict.fromkeys(seen))
