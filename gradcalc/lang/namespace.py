@@ -366,7 +366,7 @@ def _missing_message(ns: Namespace, name: str) -> str:
         return f"{ns.label} has no '{name}': it is {home.label}.{name}"
     close = close_matches(name, ns.names(), n=1, cutoff=0.7)
     if close:
-        return f"{ns.label} has no '{name}'; did you mean '{ns.label}.{close[0]}'?"
+        return f"{ns.label} has no '{name}'; did you mean {ns.label}.{close[0]}?"
     message = f"gradcalc has no {spelled}"
     if pointer:
         return f"{message}: {pointer}"

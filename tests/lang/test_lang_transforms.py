@@ -272,7 +272,7 @@ BAD: list[tuple[str, str]] = [
     ("func.grad(s, foo=1)", "func.grad does not take an argument 'foo'. func.grad(func, argnums=0, has_aux=false)"),
     ("func.vjp(f)", "func.vjp: give the point to differentiate at"),
     ("func.nonexistent", "gradcalc has no func.nonexistent; func has: grad, grad_and_value, hessian"),
-    ("func.gard(s)", "func has no 'gard'; did you mean 'func.grad'?"),
+    ("func.gard(s)", "func has no 'gard'; did you mean func.grad?"),
     ("vjp(f, x, strict=true, v=(x, x))", "vjp: v has 2 tensors but the outputs has 1"),
 ]
 BAD_DEFS = DEFS + ("def nothing(x):\n    y = x\ndef number(x):\n    return x.sum().item()\n"

@@ -240,7 +240,7 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
     def check(f: Frame) -> None:
         value = namespace(f)
         if not isinstance(value, Namespace):
-            raise GradcalcError(f"with {spelled}.{st.mode}(): '{spelled}' is {describe(value)}, not a namespace "
+            raise GradcalcError(f"with {spelled}.{st.mode}(): {spelled} is {describe(value)}, not a namespace "
                                 f"(such as torch)", where)
         if not value.has_block(st.mode):
             spellings = " or ".join(f"with {ns.label}.{st.mode}():" for ns in _block_homes(st.mode))
