@@ -28,6 +28,7 @@ import importlib
 import inspect
 import sys
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from .errors import GradcalcError, Loc, close_matches
@@ -76,12 +77,18 @@ class Namespace:
     # -- members -------------------------------------------------------------------------------------------
     def member(self, attr: str, loc: Loc | None = None) -> Any:
         """`nn.Linear`: the member's value; an error saying why when there is none (see the module docstring)."""
+        value = self._lookup(attr)
+        if value is _MISSING:
+            raise GradcalcError(_missing_message(self, attr), loc)
+        return value
+
+    def _lookup(self, attr: str) -> Any:
+        """The member, or `_MISSING`; a member found is kept."""
         value = self._resolved.get(attr, _MISSING)
         if value is _MISSING:
             value = _resolve(self, attr)
-            if value is _MISSING:
-                raise GradcalcError(_missing_message(self, attr), loc)
-            self._resolved[attr] = value
+            if value is not _MISSING:
+                self._resolved[attr] = value
         return value
 
     def call(self, attr: str, args: Any, kwargs: dict, loc: Loc | None = None) -> Any:
@@ -103,7 +110,7 @@ class Namespace:
 
     def has(self, attr: str) -> bool:
         """Whether `attr` is a member (without raising)."""
-        return attr in self._resolved or _resolve(self, attr) is not _MISSING
+        return self._lookup(attr) is not _MISSING
 
     def has_block(self, mode: str) -> bool:
         """Whether `with NAMESPACE.mode():` is PyTorch's (`torch.no_grad`, `torch.autograd.detect_anomaly`)."""
@@ -198,6 +205,7 @@ def help_page(topic: str) -> str | None:
 # Resolving a member (the module docstring's rules, in order)
 
 
+@cache
 def _children(path: str) -> dict[str, str]:
     """Child namespaces: name -> path."""
     prefix = path + "."
@@ -259,6 +267,7 @@ def _homed() -> dict[str, dict[str, Any]]:
     return _homed_index
 
 
+@cache
 def _extras(path: str) -> dict[str, Any]:
     """Rule 4: torch's dtypes and constants."""
     if path != "torch":
