@@ -119,12 +119,6 @@ class Namespace:
         return mode in GRAD_MODES and mode in _exported(self.path)
 
     # -- help ------------------------------------------------------------------------------------------------
-    def doc_of(self, attr: str) -> str | None:
-        """`:help nn.Linear`: the member's page (the short name's), or None for a name it does not have."""
-        if not self.has(attr):
-            return None
-        return page_of(self.member(attr), attr)
-
     def page(self) -> str:
         """`:help nn`: what the namespace is and what it holds."""
         import textwrap
@@ -174,15 +168,14 @@ def page_of(value: Any, name: str) -> str:
 # The namespaces, and the names of the language bound to them
 
 NAMESPACES: dict[str, Namespace] = {path: Namespace(path, label) for path, label in SPACES.items()}
-BY_LABEL: dict[str, Namespace] = {ns.label: ns for ns in NAMESPACES.values()}
 # the predefined names: torch, nn, F, optim, autograd, func (interpreter.py binds them)
-PREDEFINED_NAMESPACES: dict[str, Namespace] = {label: BY_LABEL[label] for label in PREDEFINED}
+PREDEFINED_NAMESPACES: dict[str, Namespace] = {ns.label: ns for ns in NAMESPACES.values() if ns.label in PREDEFINED}
 FUNC = NAMESPACES["torch.func"]  # the torch.func transforms: func.grad(f), func.jacrev(f), ...
 
 
 def lookup_path(dotted: str) -> Any:
     """A member reached from a predefined namespace by its dotted spelling (`nn.Linear`, `torch.nn.functional`,
-    `F.relu`), as `:help` and completion read it; `_MISSING` when there is none."""
+    `F.relu`), as `:help` reads it; `_MISSING` when there is none."""
     first, *rest = dotted.split(".")
     value: Any = PREDEFINED_NAMESPACES.get(first, _MISSING)
     for part in rest:
