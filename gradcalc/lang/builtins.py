@@ -37,6 +37,7 @@ from .convert import (
     whole,
 )
 from .errors import ArgumentError, GradcalcError
+from .spaces import PREDEFINED
 
 __all__ = [
     "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS",
@@ -56,6 +57,7 @@ LANGUAGE_ONLY: dict[str, str] = {
     "gradcheck": "autograd.gradcheck",
     "view": "method:view",
     "expand": "method:expand",
+    "manual_seed": "py:manual_seed",  # the seed statement's check (torch.manual_seed(n) is `seed n`)
     "range": "py:range",
     "len": "py:len",
     "float": "py:float",
@@ -79,7 +81,7 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
 # Engine names that are not built-ins of the language (the language has a statement for it, or the value it
 # returns is not one of the language's).
 NOT_BUILT_INS = frozenset(
-    {"manual_seed", "numpy", "type", "output_nr", "register_hook", "register_post_accumulate_grad_hook"}
+    {"numpy", "type", "output_nr", "register_hook", "register_post_accumulate_grad_hook"}
 )
 
 # PyTorch's parameter names, and the kind of argument each takes (when the signature does not annotate it).
@@ -383,7 +385,19 @@ def _py_float(x: Any) -> float:
     raise GradcalcError(f"float needs a number or a one-element tensor, not {describe(x)}")
 
 
-PYTHON: dict[str, Callable[..., Any]] = {"range": _py_range, "len": _py_len, "float": _py_float}
+def manual_seed(seed: Any) -> None:
+    """Set the random seed: seed N and torch.manual_seed(N), a whole number from 0 to 2**63 - 1. Initial
+    weights and random tensors then repeat (gradcalc's random stream, not PyTorch's)."""
+    n = whole(seed, "a seed")
+    if not 0 <= n < 2**63:
+        shown = n if abs(n) < 10**15 else f"{float(n):.3g}"
+        raise GradcalcError(f"a seed must be a whole number from 0 to 2**63 - 1, not {shown}")
+    engine().manual_seed(n)
+
+
+PYTHON: dict[str, Callable[..., Any]] = {
+    "range": _py_range, "len": _py_len, "float": _py_float, "manual_seed": manual_seed,
+}
 
 
 def _resolve(b: Builtin) -> Callable[..., Any]:
@@ -447,4 +461,5 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
 
 FUNCTIONS, METHODS, ATTRIBUTES, SETTABLE = _engine_tables()
 
-BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + ("func", "_", "ans")
+# (and the predefined namespaces: torch nn F optim autograd func, spaces.py)
+BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + PREDEFINED + ("_", "ans")

@@ -194,7 +194,7 @@ def describe(value: Any) -> str:
     if isinstance(value, BoundMethod):
         return f"the method {value.builtin.name} of a tensor"
     if isinstance(value, Namespace):
-        return f"the namespace {value.name}"
+        return f"the namespace {value.label}"
     if isinstance(value, dict):
         return "a dict"
     from .values import surface_of

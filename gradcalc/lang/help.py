@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+from .spaces import PREDEFINED
+
 INTRO = """\
 gradcalc: type expressions and statements; values print as PyTorch prints them.
   x = 3 requires_grad        a leaf tensor that requires grad
@@ -279,10 +281,10 @@ def help_text(topic: str = "") -> str:
     key = ALIASES.get(topic, topic)
     if key in TOPICS:
         return TOPICS[key]
-    if key.startswith("func."):
-        from .namespace import FUNC
+    if "." in exact or exact in PREDEFINED:  # nn.Linear, F.relu, torch.sin, torch.nn: the namespaces' pages
+        from .namespace import help_page
 
-        page = FUNC.doc_of(key[len("func."):])
+        page = help_page(exact)
         if page:
             return page
     if key == "builtins":

@@ -15,7 +15,7 @@ from . import statements  # noqa: F401 - registers every statement's compile fun
 from .builtins import CONSTANTS, DTYPES, FUNCTIONS
 from .compiler import Compiler
 from .errors import GradcalcError, Loc, close_matches
-from .namespace import FUNC
+from .namespace import PREDEFINED_NAMESPACES
 from .runtime import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
@@ -72,7 +72,7 @@ class Interpreter:
         self.loop_leftovers.clear()
         self.predefined.clear()
         self.predefined.update(CONSTANTS)
-        self.predefined["func"] = FUNC  # the torch.func transforms: func.grad(f), ...
+        self.predefined.update(PREDEFINED_NAMESPACES)  # torch nn F optim autograd func: torch.sin(x), nn.Linear
 
     def loop_ended(self, frame: Frame, names: list[str]) -> None:
         """A `for` loop over `names` ended in `frame`: at top level, remember what each name was left at."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import Loc, SyntaxProblem
-from .grammar import keyword_terminals
+from .grammar import keyword_terminals, rule_keywords
 
 # Reserved everywhere: no name may spell one (`backward = 1` is an error).
 KEYWORDS: tuple[str, ...] = tuple(word for _, word, soft in keyword_terminals() if not soft)
@@ -15,6 +15,13 @@ KEYWORDS: tuple[str, ...] = tuple(word for _, word, soft in keyword_terminals() 
 SOFT_KEYWORDS: tuple[str, ...] = tuple(word for _, word, soft in keyword_terminals() if soft)
 
 KEYWORD_SET = frozenset(KEYWORDS)
+
+# The keywords of a few rules, by what they are (for highlighting, `with`, and the namespaces' blocks):
+GRAD_MODES: tuple[str, ...] = rule_keywords("grad_mode")  # with no_grad: ... (also torch.no_grad())
+CONSTANT_KEYWORDS: tuple[str, ...] = rule_keywords("atom")  # true False none ...
+OPERATOR_KEYWORDS: tuple[str, ...] = rule_keywords("test") + rule_keywords("operand")  # and or not
+IMPORT_KEYWORDS: tuple[str, ...] = rule_keywords("import_stmt")  # import from
+AS_KEYWORDS: tuple[str, ...] = tuple(k for k in rule_keywords("import_path") if k in SOFT_KEYWORDS)  # as
 
 
 def check_name(tok: Any) -> None:

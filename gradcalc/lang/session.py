@@ -102,6 +102,7 @@ class Session:
     def attribute_completions(self, name: str) -> list[str]:
         """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
         from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
+        from .namespace import Namespace
         from .runtime import ENGINE as _T
         from .values import surface_of
 
@@ -112,7 +113,9 @@ class Session:
             for part in parts[1:]:
                 surface = surface_of(value)
                 try:
-                    if surface is not None:  # lin.weight., net.bias.
+                    if isinstance(value, Namespace):  # torch.nn., F.
+                        value = value.member(part)
+                    elif surface is not None:  # lin.weight., net.bias.
                         value = surface.attribute(value, part)
                     elif isinstance(value, _T.Tensor) and part in ATTRIBUTES:
                         value = getattr(value, ATTRIBUTES[part])
@@ -124,6 +127,8 @@ class Session:
             return sorted(set(ATTRIBUTES) | set(METHODS) | set(TENSOR_HOOK_METHODS))
         if isinstance(value, _T.Node):
             return sorted(NODE_ATTRIBUTES + NODE_METHODS)
+        if isinstance(value, Namespace):
+            return value.names()
         surface = surface_of(value)
         return surface.names(value) if surface is not None else []
 

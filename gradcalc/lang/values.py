@@ -192,9 +192,9 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
         if name in ATTRIBUTES:
             raise GradcalcError(f"'{name}' is an attribute, not a method: write x.{name} without ()", loc)
         other_attribute(o, name, loc)  # raises: no such attribute
-    if type(o) is Namespace:  # func.grad(f)
+    if type(o) is Namespace:  # func.grad(f), nn.Linear(1, 1)
         try:
-            return o.member(name, loc)(*args, **kwargs)
+            return o.call(name, args, kwargs, loc)
         except GradcalcError as exc:
             if exc.loc is None:
                 exc.loc = loc

@@ -1,11 +1,11 @@
-"""Tab completion: workspace names, keywords and built-ins; tensor attributes and methods after `.`;
-REPL commands after `:`, and file names after `:load `."""
+"""Tab completion: workspace names, keywords and built-ins; tensor attributes and methods after `.`, and a
+namespace's members (`nn.`, `torch.nn.`, `F.re`); REPL commands after `:`, and file names after `:load `."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Protocol
+from typing import Any, Protocol
 
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
@@ -52,6 +52,19 @@ class GradcalcCompleter(Completer):
             return "built-in"
         return "variable"
 
+    def _namespace(self, base: str) -> Any:
+        """The namespace `base` names (`nn`, `torch.nn`, an imported alias), or None."""
+        from ..lang.namespace import PREDEFINED_NAMESPACES, Namespace
+
+        first, *rest = base.split(".")
+        workspace = getattr(self.session, "workspace", {})
+        value = workspace.get(first, PREDEFINED_NAMESPACES.get(first))
+        for part in rest:
+            if not isinstance(value, Namespace) or not value.has(part):
+                return None
+            value = value.member(part)
+        return value if isinstance(value, Namespace) else None
+
     def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterable[Completion]:
         line = document.current_line_before_cursor
         stripped = line.lstrip()
@@ -66,13 +79,18 @@ class GradcalcCompleter(Completer):
             prefix = match.group(2) or ""
             try:
                 names = self.session.attribute_completions(base)
+                namespace = self._namespace(base)
             except Exception:  # noqa: BLE001 - completion must never break the prompt
                 return
             from ..lang.builtins import METHODS, NODE_METHODS
+            from ..lang.namespace import member_kind
 
             for name in sorted(set(names)):
                 if name.startswith(prefix) and (prefix.startswith("_") or not name.startswith("_")):
-                    kind = "method" if name in METHODS or name in NODE_METHODS else "attribute"
+                    if namespace is not None:  # nn.Linear, F.relu: the short name, and what it is
+                        kind = member_kind(namespace.member(name))
+                    else:
+                        kind = "method" if name in METHODS or name in NODE_METHODS else "attribute"
                     yield Completion(name, start_position=-len(prefix), display_meta=kind)
             return
         if line.rstrip().endswith("."):

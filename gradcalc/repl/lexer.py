@@ -20,18 +20,17 @@ from pygments.token import (
 )
 
 from gradcalc.lang import BUILTINS, KEYWORDS
+from gradcalc.lang.keywords import AS_KEYWORDS, CONSTANT_KEYWORDS, GRAD_MODES, IMPORT_KEYWORDS, OPERATOR_KEYWORDS
 
-#: Keywords that are values rather than statements.
-CONSTANT_KEYWORDS = ("true", "false", "none", "True", "False", "None")
-#: Keywords that are operators.
-OPERATOR_KEYWORDS = ("and", "or", "not", "in")
-#: Keywords that name a grad mode after `with`.
-MODE_KEYWORDS = ("no_grad", "enable_grad", "inference_mode", "detect_anomaly")
+# The keywords by what they are, read from the grammar's rules (keywords.py): values (true none ...),
+# operators (and or not), the grad modes of `with` (also after a namespace there: `with torch.no_grad():`),
+# the import keywords (import from, and `as`, a keyword only in an import), and the statements.
+MODE_KEYWORDS = GRAD_MODES
 #: The REPL's commands.
 COMMANDS = (":help", ":vars", ":reset", ":load", ":quit")
 
 _STATEMENT_KEYWORDS = tuple(
-    k for k in KEYWORDS if k not in CONSTANT_KEYWORDS + OPERATOR_KEYWORDS + MODE_KEYWORDS
+    k for k in KEYWORDS if k not in CONSTANT_KEYWORDS + OPERATOR_KEYWORDS + MODE_KEYWORDS + IMPORT_KEYWORDS
 )
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 
@@ -59,6 +58,9 @@ class GradcalcLexer(RegexLexer):
             (r'"(?:\\.|[^"\\\n])*$', String.Double),  # an unterminated string, while typing
             (r"(\d+\.\d*|\.\d+)([eE][+-]?\d+)?|\d+[eE][+-]?\d+", Number.Float),
             (r"\d+", Number.Integer),
+            # `with torch.no_grad():`: a grad mode after a namespace, in a `with` header.
+            (r"(\.)([ \t]*)(" + "|".join(_longest_first(MODE_KEYWORDS)) + r")\b(?=[ \t]*(?:\([ \t]*\))?[ \t]*:)",
+             bygroups(Punctuation, Whitespace, Keyword.Namespace)),
             # `x.requires_grad`, `x.backward(...)`: after a dot, a keyword is an attribute name.
             (r"(\.)([ \t]*)(" + _NAME + ")", bygroups(Punctuation, Whitespace, Name.Attribute)),
             # `grad(y, x, create_graph=true)`: a keyword argument's name (even a keyword's).
@@ -66,6 +68,9 @@ class GradcalcLexer(RegexLexer):
              bygroups(Punctuation, Whitespace, Name.Variable, Whitespace, Operator)),
             (r"(def|function)([ \t]+)(" + _NAME + ")",
              bygroups(Keyword.Declaration, Whitespace, Name.Function)),
+            (words(_longest_first(IMPORT_KEYWORDS), suffix=r"\b"), Keyword.Namespace),
+            # `import torch.nn as nn`: `as` followed by the name it binds (elsewhere `as` is a name)
+            (r"(" + "|".join(AS_KEYWORDS) + r")([ \t]+)(?=[A-Za-z_])", bygroups(Keyword.Namespace, Whitespace)),
             (words(_longest_first(CONSTANT_KEYWORDS), suffix=r"\b"), Keyword.Constant),
             (words(_longest_first(OPERATOR_KEYWORDS), suffix=r"\b"), Operator.Word),
             (words(_longest_first(MODE_KEYWORDS), suffix=r"\b"), Keyword.Namespace),

@@ -93,6 +93,19 @@ def test_lexer_covers_every_keyword_and_builtin() -> None:
         assert kind in Name.Builtin or kind in Keyword, (word, kind)
 
 
+def test_lexer_colours_imports_and_pytorch_s_blocks() -> None:
+    found = tokens("import torch.nn as nn\nfrom torch import optim\nwith torch.no_grad():\n    x.no_grad\n"
+                   "as = 1\ntotal = order1 + inputsx + as")
+    assert (Keyword.Namespace, "import") in found and (Keyword.Namespace, "from") in found
+    assert (Keyword.Namespace, "as") in found  # `as` before the name an import binds ...
+    assert (Name, "as") in found  # ... and a name elsewhere (a soft keyword)
+    assert (Keyword.Namespace, "no_grad") in found  # the grad mode of `with torch.no_grad():`
+    assert (Name.Attribute, "no_grad") in found  # an attribute elsewhere
+    assert (Name.Builtin, "torch") in found and (Name.Builtin, "optim") in found  # predefined namespaces
+    for word in ("total", "order1", "inputsx"):  # names that begin with a keyword are names
+        assert (Name, word) in found
+
+
 def test_pygments_finds_the_lexer_by_name() -> None:
     # The `pygments.lexers` entry point of the installed package: what `pygmentize -l gradcalc` uses.
     from pygments.lexers import find_lexer_class_for_filename, get_lexer_by_name

@@ -154,8 +154,13 @@ def test_bad_backward_inputs_fail_before_anything_accumulates(flag: str, message
     ("quit", "1:1", "type :quit"),
     ("exit", "1:1", "type :quit"),
     ("exit()", "1:1", "type :quit"),
-    ("torch.tensor([1, 2])", "1:1", "drop the torch. prefix"),
-    ("torch.sin(1)", "1:1", "drop the torch. prefix"),
+    ("class Net(nn.Module):\n    pass", "1:1", "gradcalc has no classes: build a model with Sequential(...)"),
+    ("class", "1:1", "gradcalc has no classes"),
+    ('loss = 1\nprint(f"loss {loss}")', "2:7", "gradcalc has no f-strings: print the parts separated by commas"),
+    ("x = rf'a'", "1:5", 'gradcalc has no rf-strings: print the parts separated by commas instead (print "loss"'),
+    ("nn.Module", "1:4", "nn.Module is PyTorch's, but not part of gradcalc's language: gradcalc has no classes"),
+    ("autograd.Function", "1:10", "a custom autograd Function is a function block"),
+    ("autograd.forward_ad.make_dual", "1:21", "forward mode is func.jvp(f, (x,), (v,))"),
     ("math.sin(1)", "1:1", "drop the math. prefix"),
     ("np.sin(1)", "1:1", "drop the np. (numpy.) prefix"),
     ("numpy.sin(1)", "1:1", "drop the np. (numpy.) prefix"),
@@ -176,10 +181,34 @@ def test_each_habit_gets_a_pointer(source: str, where: str, pointer: str) -> Non
 
 def test_every_habit_of_the_table_has_a_test() -> None:
     tested = {"2^3": ("char", "^"), "ln": ("name", "ln"), "help": ("name", "help"), "quit": ("name", "quit"),
-              "exit": ("name", "exit"), "torch": ("name", "torch"), "math": ("name", "math"), "np": ("name", "np"),
+              "exit": ("name", "exit"), "math": ("name", "math"), "np": ("name", "np"),
               "numpy": ("name", "numpy"), "lambda v": ("word", "lambda"), "max": ("call", "max"),
-              "min": ("call", "min"), "lambda": ("name", "lambda")}
-    assert set(HABITS) == set(tested.values())
+              "min": ("call", "min"), "lambda": ("name", "lambda"), "class Net": ("word", "class"),
+              "class": ("name", "class"), "nn.Module": ("member", "nn.Module"),
+              "autograd.Function": ("member", "autograd.Function"),
+              "autograd.forward_ad.make_dual": ("member", "autograd.forward_ad")}
+    prefixes = {key for key in HABITS if key[0] == "string"}  # every string prefix with f in it: f"", rf''...
+    assert {p for _, p in prefixes} == {a + b for a in "rRfF" for b in "rRfF" if "f" in (a + b).lower()
+                                        and a.lower() != b.lower()} | {"f", "F"}
+    assert set(HABITS) - prefixes == set(tested.values())
+
+
+@pytest.mark.parametrize("prefix", ["f", "F", "rf", "Fr", "RF"])
+def test_every_f_string_prefix_gets_the_pointer(prefix: str) -> None:
+    r = run(f'print({prefix}"a {{b}}")')
+    assert f"gradcalc has no {prefix}-strings" in r.errors[0]
+
+
+def test_a_name_before_a_string_is_no_f_string() -> None:
+    """`f "x"` (a space between) and `g"x"` are other mistakes: no f-string pointer."""
+    for source in ('f "x"', 'g"x"'):
+        assert "f-strings" not in run(source).errors[0]
+
+
+def test_torch_prefix_is_pytorch_s_namespace_now() -> None:
+    """torch.sin(x) used to get "drop the torch. prefix": it is PyTorch's spelling, and runs."""
+    assert out("torch.tensor([1, 2])\ntorch.sin(1)") == shown(torch.tensor([1.0, 2.0])) + shown(
+        torch.sin(torch.tensor(1.0)))
 
 
 def test_lambda_alone_is_a_name_with_a_pointer() -> None:

@@ -33,11 +33,14 @@ from gclang_testing import modes_changed, snapshot
 from gradcalc.lang import Session
 from gradcalc.lang.builtins import ATTRIBUTES, FUNCTIONS, METHODS
 from gradcalc.lang.failures import fallback
+from gradcalc.lang.keywords import GRAD_MODES
+from gradcalc.lang.namespace import NAMESPACES, Namespace
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
 SEED = 20240514
 ROUNDS = 36  # calls of each built-in and of each method (x2 with the keyword-argument round)
+NAMESPACE_ROUNDS = 4  # calls of each function of a namespace, under each of its spellings (x2 likewise)
 BATCH = 60  # statements run in one session before a fresh one (failed statements change nothing)
 
 # Words that belong to Python's or NumPy's insides, never to a gradcalc message.
@@ -62,7 +65,8 @@ PRIVATE = re.compile(r"(?<!\w)_(?!saved_)[A-Za-z]\w*")
 
 def python_words(message: str) -> str | None:
     """The first Python or NumPy word in `message` (None: it speaks the language)."""
-    found = PYTHON_WORDS.search(message) or PRIVATE.search(re.sub(r"'[^']*'", "''", message))
+    found = next((m for m in PYTHON_WORDS.finditer(message) if not _language_spelling(message, m.start())), None)
+    found = found or PRIVATE.search(re.sub(r"'[^']*'", "''", message))
     if found is None and "saved" not in message:  # PyTorch names a saved input `self`: `_saved_self`
         found = re.search(r"\bself\b", message)
     return found.group(0) if found else None
@@ -114,13 +118,19 @@ VALUES = [
     "[v, 2]", "[v, m]", "[v, none]", "[v, 's']", "[1, [2]]", "f", "sq", "sin", "sum", "v.sum", "node",
     "y.grad_fn", "sh", "v.shape", "(1, 2)", "(2, 3)", "(v, 1)", "(none,)", "float32", "int64", "bool",
     "[true, false]", "v.grad", "y.grad_fn.next_functions", "lin", "net", "opt", "gf", "lin.weight", "func.grad",
-    "func", "lin.parameters()", "net[0]",
+    "func", "lin.parameters()", "net[0]", "F", "torch", "nn.Linear", "torch.pi", "torch.float32", "F.relu",
+    "autograd.functional",
 ]
 KEYWORDS = [
     "foo", "dtype", "dim", "keepdim", "out", "input", "other", "requires_grad", "inputs", "retain_graph",
     "create_graph", "gradient", "min", "max", "p", "alpha", "x", "size", "allow_unused", "grad_outputs",
 ]
 OPERATORS = ["+", "-", "*", "/", "//", "%", "@", "**", "==", "!=", "<", "<=", ">", ">="]
+SPELLINGS = ["torch", "torch.nn", "nn", "F", "torch.nn.functional", "optim", "torch.autograd", "autograd",
+             "autograd.functional", "func", "torch.func", "torch.utils", "torch.nn.Linear", "nn.init", "v",
+             "torch.autograd.forward_ad", "autograd.graph", "lr_scheduler", "optim.lr_scheduler"]
+MEMBERS = ["sin", "Linear", "relu", "Adam", "grad", "jacobian", "nn", "functional", "no_grad", "Module", "foo",
+           "Linaer", "float32", "pi", "backward", "Function", "vmap", "manual_seed", "zeros_", "make_dual", "init"]
 
 
 def pick_value(rng: random.Random) -> str:
@@ -145,16 +155,40 @@ def arguments(rng: random.Random, params: list[str], keywords: bool) -> str:
     return ", ".join(args)
 
 
+def namespace_members() -> list[tuple[str, str, list[str]]]:
+    """(how the namespace is spelled, member, its parameters) for every function of every namespace but torch's
+    (torch's are the built-ins, called bare above): `F.relu`, `torch.nn.functional.relu`, `nn.init.zeros_`."""
+    out = []
+    for path, ns in NAMESPACES.items():
+        if path == "torch":
+            continue
+        for name in ns.names():
+            member = ns.member(name)
+            if isinstance(member, Namespace) or not callable(member):
+                continue
+            params = list(getattr(member, "kw", {}) or {}) if hasattr(member, "kw") else []
+            for spelled in {ns.label, path}:
+                out.append((spelled, name, params))
+    return out
+
+
 def calls(rng: random.Random) -> Iterator[str]:
     """Every built-in and every method, ROUNDS times each with positional arguments and as often with
-    keyword arguments, in a shuffled order."""
+    keyword arguments, and every namespace function NAMESPACE_ROUNDS times, in a shuffled order."""
     jobs: list[tuple[str, bool, bool]] = []
     for _ in range(ROUNDS):
         for keywords in (False, True):
             jobs += [(name, False, keywords) for name in FUNCTIONS]
             jobs += [(name, True, keywords) for name in METHODS]
+    members = namespace_members()
+    for _ in range(NAMESPACE_ROUNDS):
+        for keywords in (False, True):
+            jobs += [(f"{spelled}.{name}", params, keywords) for spelled, name, params in members]
     rng.shuffle(jobs)
     for name, method, keywords in jobs:
+        if isinstance(method, list):  # a namespace's function: `method` holds its parameters
+            yield f"{name}({arguments(rng, method, keywords)})"
+            continue
         args = arguments(rng, parameters(name, method), keywords)
         if method:
             receiver = rng.choice(TENSORS) if rng.random() < 0.9 else rng.choice(["none", "s", "node", "sh"])
@@ -172,7 +206,17 @@ def others(rng: random.Random, count: int) -> Iterator[str]:
     ]
     for _ in range(count):
         p, q, r = pick_value(rng), pick_value(rng), pick_value(rng)
-        kind = rng.randrange(17)
+        kind = rng.randrange(18)
+        if kind == 17:  # PyTorch's spellings: imports, blocks, namespace members (good and bad)
+            yield rng.choice([
+                f"import {rng.choice(SPELLINGS)}", f"import {rng.choice(SPELLINGS)} as G",
+                f"from {rng.choice(SPELLINGS)} import {rng.choice(MEMBERS)}",
+                f"from {rng.choice(SPELLINGS)} import {rng.choice(MEMBERS)} as G, {rng.choice(MEMBERS)}",
+                f"{rng.choice(SPELLINGS)}.{rng.choice(MEMBERS)}", f"{rng.choice(SPELLINGS)}.{rng.choice(MEMBERS)}({p})",
+                f"with {rng.choice(SPELLINGS)}.{rng.choice(GRAD_MODES)}():\n    {p} * 2",
+                f"{rng.choice(['F', 'nn', 'torch', 'func'])}.{rng.choice(MEMBERS)} = {q}",
+            ])
+            continue
         if kind < 5:
             yield f"{p} {rng.choice(OPERATORS)} {q}"
         elif kind == 5:
@@ -221,6 +265,13 @@ def others(rng: random.Random, count: int) -> Iterator[str]:
             yield f"plot {rng.choice([p, 'sin(t)', f't * {p}', f'{p}(t)'])} for t in [{q}, {r}]{order}"
         else:
             yield f"{p}({q})"
+
+
+def _language_spelling(message: str, at: int) -> bool:
+    """Whether the word found at `at` is a `torch.` spelling of the language's own (LANGUAGE.md section 5:
+    `torch.sin`, `torch.nn.Linear`, `torch.no_grad`, and whatever the user wrote after `torch.`), which messages
+    name as written; in quotes (`'torch.bool'`) it is a Python value's repr, not the language's."""
+    return message.startswith("torch.", at) and message[at - 1:at] != "'"
 
 
 # -- running ------------------------------------------------------------------------------------------

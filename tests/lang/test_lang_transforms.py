@@ -205,14 +205,14 @@ def test_transformed_functions_are_values() -> None:
     text = out("def s(x):\n    return (x ** 2).sum()\nfunc\nfunc.grad\ng = func.grad(s)\ng\nfunc.vjp(s, [1, 2])[1]\n"
                "h = func.jacfwd(func.jacrev(s))\nh\ng([1, 2])\nh([1, 2])")
     x = torch.tensor([1.0, 2.0])
-    assert text == ("<namespace func>\n<built-in function func.grad>\n<function func.grad(s)>\n<function vjp_fn>\n"
+    assert text == ("<module 'torch.func'>\n<built-in function func.grad>\n<function func.grad(s)>\n<function vjp_fn>\n"
                     f"<function func.jacfwd(func.jacrev(s))>\n{TF.grad(lambda t: (t**2).sum())(x)!r}\n"
                     + repr(TF.hessian(lambda t: (t**2).sum())(x)) + "\n")
 
 
 def test_func_can_be_rebound_and_reset_restores_it() -> None:
     s = Session()
-    assert run("func = 3\nfunc\n:reset\nfunc", session=s).out == "tensor(3.)\n<namespace func>\n"
+    assert run("func = 3\nfunc\n:reset\nfunc", session=s).out == "tensor(3.)\n<module 'torch.func'>\n"
 
 
 def test_help_pages() -> None:
@@ -271,8 +271,8 @@ BAD: list[tuple[str, str]] = [
     ("vjp(f)", "vjp needs argument 'inputs'. vjp(func, inputs, v=none, create_graph=false, strict=false)"),
     ("func.grad(s, foo=1)", "func.grad does not take an argument 'foo'. func.grad(func, argnums=0, has_aux=false)"),
     ("func.vjp(f)", "func.vjp: give the point to differentiate at"),
-    ("func.nonexistent", "func has no function 'nonexistent'; its functions: grad, grad_and_value, hessian"),
-    ("func.gard(s)", "func has no function 'gard'; did you mean 'func.grad'?"),
+    ("func.nonexistent", "gradcalc has no func.nonexistent; func has: grad, grad_and_value, hessian"),
+    ("func.gard(s)", "func has no 'gard'; did you mean func.grad?"),
     ("vjp(f, x, strict=true, v=(x, x))", "vjp: v has 2 tensors but the outputs has 1"),
 ]
 BAD_DEFS = DEFS + ("def nothing(x):\n    y = x\ndef number(x):\n    return x.sum().item()\n"

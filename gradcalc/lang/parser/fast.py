@@ -88,9 +88,10 @@ def _reducer(
 class _FastParser:
     """The tables of `extract_tables`, run by one loop: lexing, blocks, shifts and reductions.
 
-    What it does matches, step for step, Lark's contextual lexer (the regex of the parser's current state;
-    a NAME that spells a keyword the state accepts becomes that keyword), `BlockPostLex` and Lark's LALR
-    parser with its tree builder. At the first thing Lark's path would report, it raises `_Bail`.
+    What it does matches, step for step, Lark's contextual lexer (the regex of the parser's current state, its
+    terminals in Lark's order, so a whole-word keyword before NAME; and Lark's `unless` retyping of a NAME that
+    spells a string terminal, which the grammar's keywords, being regexes, do not need), `BlockPostLex` and
+    Lark's LALR parser with its tree builder. At the first thing Lark's path would report, it raises `_Bail`.
     """
 
     def __init__(self, data: dict[str, Any], lowerer: Any) -> None:
@@ -194,7 +195,7 @@ class _FastParser:
                         line_start = text.rindex("\n", start, pos) + 1
                 if kind in ignored:
                     continue
-                if kind in unless:  # a NAME that spells a keyword this state accepts is that keyword
+                if kind in unless:  # a NAME that spells a string terminal this state accepts is that terminal
                     kind = unless[kind].get(m.group(), kind)
                 if kind == "_NEWLINE":
                     # -- BlockPostLex: blocks from indentation (none inside brackets)

@@ -219,7 +219,7 @@ def _first_on_line(tok: Token, state: _BlockState) -> bool:
 def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF
 
-    from ..habits import character_pointer, with_pointer, word_pointer
+    from ..habits import character_pointer, string_pointer, with_pointer, word_pointer
 
     if isinstance(exc, UnexpectedCharacters):
         char = state.source[exc.pos_in_stream] if exc.pos_in_stream is not None else "?"
@@ -237,6 +237,15 @@ def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     eof = state.is_eof(tok)
     prev = state.before_last if state.last is tok else state.last
 
+    if (  # f"loss {loss}": a string prefix glued to a string
+        kind == "STRING"
+        and prev is not None
+        and prev.type == "NAME"
+        and string_pointer(str(prev))
+        and (prev.line, prev.column + len(prev)) == (tok.line, tok.column)
+    ):
+        where = Loc(prev.line, prev.column)
+        return SyntaxProblem(f"gradcalc has no {prev}-strings: {string_pointer(str(prev))}", where)
     if prev is not None and prev.type == "NAME" and word_pointer(str(prev)):  # `lambda v: ...`
         return SyntaxProblem(f"unexpected '{prev}': {word_pointer(str(prev))}", Loc(prev.line, prev.column))
     if state.brackets and (eof or (tok.line > state.brackets[-1].line and _first_on_line(tok, state))):

@@ -13,6 +13,7 @@ from .autograd import Backward, Graph, RetainGrad, Seed, With, ZeroGrad
 from .control import Branch, Break, Continue, For, If, Pass, Return, While
 from .explain import Explain
 from .functions import Def, FunctionDef, Save
+from .imports import Import
 from .output import Command, ExprStmt, Print
 from .plot import Plot
 
@@ -20,7 +21,7 @@ finish_records()
 
 __all__ = [
     "Assign", "AugAssign", "Backward", "Branch", "Break", "Command", "Continue", "Def", "Del", "Explain", "ExprStmt",
-    "For",
+    "For", "Import",
     "FunctionDef", "Graph", "If", "Pass", "Plot", "Print", "RetainGrad", "Return", "Save", "Seed", "While", "With",
     "ZeroGrad",
 ]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..ast import Block, Stmt, rule, start_of, statement, token_loc
-from ..builtins import as_tensor, describe
+from ..ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
+from ..builtins import as_tensor, describe, manual_seed
 from ..compiler import ARG, OPERAND, VALUE, Compiler, compiles
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..runtime import ENGINE, Closure, Frame
@@ -179,24 +179,25 @@ def compile_seed(c: Compiler, st: Seed) -> Closure:
     ev = c.expr(st.expr, ARG)
 
     def run(f: Frame) -> None:
-        from ..convert import engine, whole
-
-        n = whole(ev(f), "a seed")
-        if not 0 <= n < 2**63:
-            shown = n if abs(n) < 10**15 else f"{float(n):.3g}"
-            raise GradcalcError(f"a seed must be a whole number from 0 to 2**63 - 1, not {shown}")
-        engine().manual_seed(n)
+        manual_seed(ev(f))
 
     return run
 
 
-@statement("with_stmt")  # with_stmt: WITH grad_mode ("(" ")")? ":" suite
+@statement("with_stmt")  # with_stmt: WITH (NAME ".")* grad_mode ("(" ")")? ":" suite
 class With(Stmt):
-    """`with no_grad:` (also enable_grad, inference_mode, detect_anomaly): the block runs in that mode."""
+    """`with no_grad:` (also enable_grad, inference_mode, detect_anomaly): the block runs in that mode. PyTorch's
+    spelling is the same block: `with torch.no_grad():`, `with torch.autograd.detect_anomaly():`."""
 
     loc: Loc
     mode: str
     body: Block
+    prefix: list = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
+
+    @classmethod
+    def lower(cls, kw: Any, *children: Any) -> With:
+        *names, mode, body = children
+        return cls(token_loc(kw), str(mode), body, [(str(n), token_loc(n)) for n in names])
 
 
 @compiles(With)
@@ -211,9 +212,45 @@ def compile_with(c: Compiler, st: With) -> Closure:
         "detect_anomaly": gradcalc.autograd.detect_anomaly,
     }
     factory = factories[st.mode]
+    check = _namespace_check(c, st) if st.prefix else None
 
     def run(f: Frame) -> Any:  # anomaly mode names the statement by the nodes' origins (lang/origin.py)
+        if check is not None:
+            check(f)
         with factory():
             return body(f)
 
     return run
+
+
+def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
+    """`with torch.no_grad():`: the names before the mode must spell a namespace that has that block, as in
+    PyTorch (`torch.autograd.detect_anomaly`, not `torch.detect_anomaly`); looked up when the block runs, so
+    that `import torch as t` then `with t.no_grad():` works too."""
+    from ..namespace import Namespace
+
+    (first, first_loc), *rest = st.prefix
+    node: Any = Name(first, first_loc)
+    for name, where in rest:
+        node = Attribute(node, name, where)
+    namespace = c.expr(node, VALUE)
+    spelled = ".".join(name for name, _ in st.prefix)
+    where = first_loc
+
+    def check(f: Frame) -> None:
+        value = namespace(f)
+        if not isinstance(value, Namespace):
+            raise GradcalcError(f"with {spelled}.{st.mode}(): {spelled} is {describe(value)}, not a namespace "
+                                f"(such as torch)", where)
+        if not value.has_block(st.mode):
+            spellings = " or ".join(f"with {ns.label}.{st.mode}():" for ns in _block_homes(st.mode))
+            raise GradcalcError(f"{value.label} has no block {st.mode}: write {spellings} (or with {st.mode}:)",
+                                where)
+
+    return check
+
+
+def _block_homes(mode: str) -> list[Any]:
+    from ..namespace import PREDEFINED_NAMESPACES
+
+    return [ns for ns in PREDEFINED_NAMESPACES.values() if ns.has_block(mode)]

@@ -1,0 +1,48 @@
+"""PyTorch's module tree, as far as the language has it: the namespaces a PyTorch program names (`torch.`,
+`torch.nn.`/`nn.`, `torch.nn.functional.`/`F.`, `torch.optim.`/`optim.`, `torch.autograd.`/`autograd.`,
+`torch.func.`/`func.`) and the modules inside them (LANGUAGE.md section 5).
+
+Only the tree is written here: which PyTorch module each namespace is, and the name PyTorch code binds it to
+(`import torch.nn.functional as F`). What each one holds is derived from the language's tables and the engine
+(namespace.py). The engine mirrors PyTorch's modules under the same path (`torch.nn.functional` is
+`gradcalc.nn.functional`), so a namespace's engine module is its path with gradcalc for torch.
+
+This module imports nothing, so that builtins.py (the names the REPL completes and colours) and the highlighter
+can read the predefined names without loading the namespaces.
+"""
+
+from __future__ import annotations
+
+# PyTorch's module -> the name a PyTorch program binds it to, which messages and `:help` also use. Those whose
+# name is one word are predefined names of the language (`nn.Linear(1, 1)` works without an import); the others
+# are reached through them (`nn.init.zeros_(w)`, `autograd.functional.jacobian(f, x)`).
+SPACES: dict[str, str] = {
+    "torch": "torch",
+    "torch.nn": "nn",
+    "torch.nn.functional": "F",
+    "torch.nn.init": "nn.init",
+    "torch.optim": "optim",
+    "torch.optim.lr_scheduler": "optim.lr_scheduler",
+    "torch.autograd": "autograd",
+    "torch.autograd.functional": "autograd.functional",
+    "torch.autograd.forward_ad": "autograd.forward_ad",
+    "torch.autograd.graph": "autograd.graph",
+    "torch.func": "func",
+}
+
+# The predefined names (rebindable: `F = 3` shadows one, `:reset` brings it back).
+PREDEFINED: tuple[str, ...] = tuple(label for label in SPACES.values() if "." not in label)
+
+# The packages whose callables the language checks as it checks modules, losses and optimizers (nn.py's
+# `Checked`, a built-in's `nn:` target): a function they export is offered in its namespace as it is.
+CHECKED_PACKAGES: tuple[str, ...] = ("torch.nn", "torch.optim")
+
+
+def engine_module(path: str) -> str:
+    """The engine's module that mirrors PyTorch module `path`: torch.nn.functional -> gradcalc.nn.functional."""
+    return "gradcalc" + path[len("torch"):]
+
+
+def is_checked(path: str) -> bool:
+    """Whether namespace `path` is inside torch.nn or torch.optim (see CHECKED_PACKAGES)."""
+    return any(path == p or path.startswith(p + ".") for p in CHECKED_PACKAGES)
