@@ -46,11 +46,11 @@ def complete(session: Session, code: str, cursor_pos: int) -> dict[str, Any]:
     completer = GradcalcCompleter(session, KEYWORDS, BUILTINS)
     found = list(completer.get_completions(Document(line, column), CompleteEvent(completion_requested=True)))
     begin = cursor_pos + min((c.start_position for c in found), default=0)
-    matches = [c.text for c in found]
+    # Jupyter replaces one span for all matches: each match starts where the earliest one does
+    matches = [code[begin:cursor_pos + c.start_position] + c.text for c in found]
     types = [
-        {"start": cursor_pos + c.start_position, "end": cursor_pos, "text": c.text,
-         "type": KINDS.get(c.display_meta_text, "")}
-        for c in found
+        {"start": begin, "end": cursor_pos, "text": text, "type": KINDS.get(c.display_meta_text, "")}
+        for text, c in zip(matches, found, strict=True)
     ]
     return {"status": "ok", "matches": matches, "cursor_start": begin, "cursor_end": cursor_pos,
             "metadata": {"_jupyter_types_experimental": types}}

@@ -87,6 +87,7 @@ class RunningKernel:
     def __init__(self, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
         from jupyter_client import KernelManager
 
+        self.cwd = cwd
         self.km = KernelManager(kernel_name="gradcalc")
         self.km.start_kernel(env=env or kernel_env(), cwd=cwd)
         self.kc = self.km.client()
