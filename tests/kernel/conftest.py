@@ -11,15 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_client import STARTUP, RunningKernel, kernel_env
-
-EXTRA = ("ipykernel", "jupyter_client", "nbclient", "nbformat")
-
-
-def need_jupyter() -> None:
-    """Skip unless the jupyter extra (pip install -e '.[jupyter]') is installed."""
-    for module in EXTRA:
-        pytest.importorskip(module, reason="the jupyter extra is not installed: pip install -e '.[jupyter]'")
+from kernel_client import STARTUP, RunningKernel, kernel_env, need_jupyter
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,15 @@ STARTUP = 180.0  # seconds for a kernel to start and answer
 CELL = 180.0  # seconds for a cell to finish
 REPLY = 60.0  # seconds for a completion, inspection or is_complete reply
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+EXTRA = ("ipykernel", "jupyter_client", "nbclient", "nbformat")  # the jupyter extra
+
+
+def need_jupyter() -> None:
+    """Skip the test unless the jupyter extra (pip install -e '.[jupyter]') is installed."""
+    import pytest
+
+    for module in EXTRA:
+        pytest.importorskip(module, reason="the jupyter extra is not installed: pip install -e '.[jupyter]'")
 
 
 def kernel_env(extra_path: str | None = None) -> dict[str, str]:

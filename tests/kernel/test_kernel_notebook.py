@@ -264,9 +264,8 @@ def test_the_stored_tour_shows_what_it_shows_today(tour: Any) -> None:
     stored_cells = [c for c in stored.cells if c.cell_type == "code"]
     assert [c.source for c in stored_cells] == [c.source for c in fresh_cells]
     for old, new in zip(stored_cells, fresh_cells, strict=True):
-        assert texts(old) == texts(new), (
-            f"examples/autograd_tour.ipynb is stale at {old.source!r}: python tests/kernel/test_kernel_notebook.py --update"
-        )
+        stale = f"examples/autograd_tour.ipynb is stale at {old.source!r}: run this file with --update"
+        assert texts(old) == texts(new), stale
 
 
 def update() -> None:
