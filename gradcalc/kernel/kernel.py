@@ -9,8 +9,9 @@ heartbeat, interrupt and shutdown), this class answers its requests with the lan
   Ctrl-C does in the REPL, and the kernel goes on.
 - restart: the client starts a new kernel process (a fresh workspace); `do_shutdown` also starts a fresh
   Session, for a client that restarts in the same process.
-- `:quit` ends the cell and asks a console to exit (the `ask_exit` payload, as IPython's `exit` does);
-  a notebook ignores the request and the kernel runs on.
+- `:` commands run in the Session as in the REPL (a command the Session learns, such as `:export`, works
+  here at once); `:quit` ends the cell and asks a console to exit (the `ask_exit` payload, as IPython's
+  `exit` does), which a notebook ignores: the kernel runs on.
 - complete, inspect, is_complete: assist.py.
 """
 
