@@ -317,7 +317,7 @@ class Session:
                 self._hinted = True
                 hint = "(type `explain` for the long form of this error)"
                 text += (f"{DIM}{hint}{RESET}" if self.color else hint) + "\n"
-        self._write(self.err, text)
+        self.diagnostic("error", exc.message, text)
 
     def _on_warning(
         self, message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
@@ -334,12 +334,17 @@ class Session:
             return
         self._shown_warnings.add(key)
         shown_name = None if unit is None or unit.interactive else unit.filename
-        self._write(
-            self.err,
-            format_diagnostic(
-                "warning", text, shown_name, loc, unit.source if unit else None, color=self.color
-            ),
+        self.diagnostic(
+            "warning",
+            text,
+            format_diagnostic("warning", text, shown_name, loc, unit.source if unit else None, color=self.color),
         )
+
+    def diagnostic(self, kind: str, message: str, text: str) -> None:
+        """Show a warning or an error (`kind`): `text` is `message` laid out by `format_diagnostic` (location,
+        source line, caret). It goes to standard error; a host that shows errors elsewhere overrides this (the
+        Jupyter kernel makes an error the cell's error)."""
+        self._write(self.err, text)
 
     # -- commands ------------------------------------------------------------------------------------
     def command(self, name: str, arg: str) -> None:
