@@ -33,6 +33,7 @@ class KernelSession(Session):
     def __init__(self, outputs: Outputs) -> None:
         super().__init__(out=outputs.channel("stdout"), err=outputs.channel("stderr"), color=True)  # type: ignore[arg-type]
         self.outputs = outputs
+        self._inline_file: str | None = None  # the file a graph is being drawn into for the cell, not a program's
 
     def run_cell(self, code: str, filename: str) -> bool:
         """Run a cell as a piece of a script named `filename`; True when nothing failed. The value of its
@@ -73,17 +74,24 @@ class KernelSession(Session):
         else:
             self.outputs.display({"image/svg+xml": svg, "text/plain": tree.rstrip("\n")})
 
+    def wrote(self, path: str) -> None:
+        if path != self._inline_file:  # the drawing shown inline is the kernel's own file, not the program's
+            super().wrote(path)
+
     def _drawn_graph(self, tensor: Any) -> str | None:
         """The graph drawn by Graphviz as SVG (the same drawing as `graph y to "y.svg"`); None without it."""
         if shutil.which("dot") is None:
             return None
         with tempfile.TemporaryDirectory(prefix="gradcalc-") as directory:
             path = Path(directory) / "graph.svg"
+            self._inline_file = str(path)
             try:
                 super().graph(tensor, str(path))
                 svg = path.read_text(encoding="utf-8")
             except (GradcalcError, OSError, UnicodeDecodeError):  # dot failed: the text tree says it all
                 return None
+            finally:
+                self._inline_file = None
         start = svg.find("<svg")  # the drawing without its XML prolog, as HTML embeds it
         return svg[start:] if start >= 0 else None
 
@@ -109,14 +117,16 @@ class KernelSession(Session):
 def _plot_image(figure: Any) -> str | None:
     """The figure as a PNG drawn by matplotlib (as `plot ... to "f.png"` draws it), in base64; None when
     matplotlib is missing or fails."""
+    from gradcalc.files import FileProblem
     from gradcalc.plotting import PlotError, write_image
 
     with tempfile.TemporaryDirectory(prefix="gradcalc-") as directory:
         path = Path(directory) / "plot.png"
         try:
-            write_image(figure, path)
+            if not write_image(figure, path).written:
+                return None
             data = path.read_bytes()
-        except (PlotError, OSError):
+        except (FileProblem, PlotError, OSError):  # matplotlib missing or failing: the braille text instead
             return None
     return base64.b64encode(data).decode("ascii")
 

@@ -175,3 +175,12 @@ def torch_default_float64() -> Any:
             torch.set_default_dtype(previous)
 
     return scope()
+
+
+def legend_of(text: str) -> list[str]:
+    """The labels of a terminal plot's legend: its lines that start with a curve's sample (a colour's line,
+    or without colour the curve's own marker: gradcalc.plotting.terminal)."""
+    from gradcalc.plotting.terminal import LEGEND_LINE, MARKERS
+
+    samples = (LEGEND_LINE, *MARKERS)
+    return [line.split(" ", 1)[1] for line in text.splitlines() if line.split(" ", 1)[0] in samples and " " in line]
