@@ -56,6 +56,7 @@ LANGUAGE_ONLY: dict[str, str] = {
     "gradcheck": "autograd.gradcheck",
     "view": "method:view",
     "expand": "method:expand",
+    "set_printoptions": "set_printoptions",  # torch.set_printoptions (the engine's printing.py)
     "range": "py:range",
     "len": "py:len",
     "float": "py:float",
