@@ -46,8 +46,7 @@ again (higher-order derivatives):
   grad(db, a)[0]                           # 18
 `backward y create_graph` does the same into .grad (and warns about the reference cycle it makes).""",
     "backward": """\
-backward y [retain_graph] [create_graph] [gradient G] [inputs [a, b]]
-The flags come in any order; y.backward(...) is the same statement (retain_graph=true, ...).
+backward y [retain_graph] [create_graph] [gradient G] [inputs [a, b]]   (flags in any order; also y.backward(...))
 Differentiates y with respect to the leaves it came from, adding into their .grad. A non-scalar y needs
 gradient G of y's shape: backward y gradient ones_like(y). inputs [a, b] (or y.backward(inputs=[a, b]))
 accumulates into those tensors' .grad only (a computed tensor named there gets its .grad too).""",

@@ -207,11 +207,12 @@ def help_words() -> list[str]:
 
 def statement_page(rule: str, topics: dict[str, str]) -> str:
     """`:help WORD` for statement `rule`: its synopsis and summary, then the topic page or the record's
-    docstring that tells more (`topics` is help.TOPICS)."""
+    docstring that tells more (`topics` is help.TOPICS); that page alone when it opens with a synopsis."""
     e = entry(rule)
     more = topics.get(e.topic, "") if e.topic else _record_doc(rule)
-    if more.split("\n", 1)[0].strip() == e.synopsis.strip():  # the page starts with it already (plot's)
-        return more
+    first = more.split("\n", 1)[0].strip()
+    if more and (first == e.synopsis.strip() or first.split(" ", 1)[0] in statement_keywords()[rule]):
+        return more  # the page opens with a synopsis of its own (backward's, explain's, plot's)
     head = e.synopsis + (f"\n  {e.summary}" if e.summary else "")
     return f"{head}\n\n{more}" if more else head
 

@@ -156,25 +156,27 @@ def test_nested_else_goes_to_the_nearest_if(drive_repl: Callable) -> None:
     assert lines(run.out) == ["both", "a only"]  # g(-1, 1): the outer `if` has no else
 
 
-def test_function_backward_moves_out_to_forward(drive_repl: Callable, tmp_path) -> None:
-    history = tmp_path / "hist"
-    keys = ("function myabs(a):\r"
-            "forward:\r"
-            "save a\r"
-            "if a > 0:\r"
-            "return a\r"
-            "else:\r"
-            "return -a\r"
-            "backward(g):\r"  # typed at the forward body's depth: moved out to `forward:`
-            "return g * sign(a)\r"
-            "\r"
-            "x = -3 requires_grad\r"
-            "backward myabs(x)\r"
-            "x.grad\r")
-    run = drive_repl(keys, history=history)
-    assert run.err == ""
-    assert lines(run.out) == ["tensor(-1.)"]  # torch: d|x|/dx at -3
-    assert "+            return -a\n+    backward(g):\n+        return g * sign(a)\n" in history.read_text("utf-8")
+def test_function_backward_moves_out_to_forward(terminal: Tmux, tmp_path) -> None:
+    # In a terminal (a child process): a custom Function made in the test process would add a node class
+    # to the engine's for the rest of the run.
+    t = terminal
+    t.wait_for(lambda s: prompts(s) == 1, "the first prompt")
+    for line in ["function myabs(a):", "forward:", "save a", "if a > 0:", "return a", "else:", "return -a"]:
+        t.line(line)
+    t.type("backward(g):")  # typed at the forward body's depth: moved out to `forward:`
+    t.wait_for(lambda s: "\n...     backward(g):" in s, "backward(g): moved out")
+    t.key("Enter")
+    t.line("return g * sign(a)")
+    t.key("Enter")
+    t.line("x = -3 requires_grad")
+    t.line("backward myabs(x)")
+    t.line("x.grad")
+    screen = t.wait_for(prompt_after("tensor(-1.)"), "x.grad to print")  # torch: d|x|/dx at -3
+    assert "error" not in screen
+    t.key("C-d")
+    assert t.wait_exit() == 0
+    history = (tmp_path / "state" / "gradcalc" / "history").read_text(encoding="utf-8")
+    assert "+            return -a\n+    backward(g):\n+        return g * sign(a)\n" in history
 
 
 # -- a block with a syntax error -----------------------------------------------------------------------------
