@@ -21,6 +21,7 @@ from .autograd.grad_mode import (
 )
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
 from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
+from .autograd.printing import get_printoptions, printoptions, set_printoptions
 from .autograd.tensor import DType, Size, Tensor
 
 __version__ = "0.1.0"
@@ -46,7 +47,8 @@ def get_default_dtype() -> DType:
 __all__ = [
     "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "nn", "optim", "vmap", "inference_mode",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
+    "set_grad_enabled", "get_printoptions", "printoptions", "set_printoptions",
+    "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
 ]
 
 

@@ -1,8 +1,10 @@
 """PyTorch's `repr(tensor)`, reproduced on NumPy arrays.
 
 The output matches PyTorch 2.13 character for character under `torch.set_default_dtype(torch.float64)` and
-the default print options (precision 4, threshold 1000, edgeitems 3, linewidth 80). The rules follow
-`torch/_tensor_str.py`:
+the same print options: `set_printoptions(precision=, threshold=, edgeitems=, linewidth=, profile=, sci_mode=)`
+is PyTorch's (defaults precision 4, threshold 1000, edgeitems 3, linewidth 80, sci_mode chosen per tensor;
+the profiles "default", "short" and "full"), and so are `get_printoptions()` and `printoptions(**kwargs)`.
+Like PyTorch's, the options are global. The rules follow `torch/_tensor_str.py` (shown with the defaults):
 
 * one formatter is chosen for the whole tensor (from the elements that are shown): integer dtypes and bool
   print with `str`; floats print in "int mode" (`6.`) when every nonzero finite value is integral, in
@@ -18,17 +20,113 @@ the default print options (precision 4, threshold 1000, edgeitems 3, linewidth 8
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-__all__ = ["tensor_repr"]
+__all__ = ["get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
 
-_PRECISION = 4
-_THRESHOLD = 1000
-_EDGEITEMS = 3
-_LINEWIDTH = 80
+
+class _PrintOptions:
+    """PyTorch's `PRINT_OPTS`: the options every repr reads."""
+
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self) -> None:
+        self.precision = 4
+        self.threshold: float = 1000
+        self.edgeitems = 3
+        self.linewidth = 80
+        self.sci_mode: bool | None = None
+
+
+PRINT_OPTS = _PrintOptions()
+
+# PyTorch's profiles: (precision, threshold, edgeitems, linewidth)
+PROFILES: dict[str, tuple[int, float, int, int]] = {
+    "default": (4, 1000, 3, 80),
+    "short": (2, 1000, 2, 80),
+    "full": (4, math.inf, 3, 80),
+}
+MAX_PRECISION = 1000  # digits after the point: one number may print a line, not megabytes
+
+
+def _whole(name: str, value: Any, low: int | None = None, high: int | None = None) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"set_printoptions: {name} must be a whole number, not {value!r}")
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        shown = value if abs(value) < 10**15 else f"{float(value):.3g}"
+        raise ValueError(f"set_printoptions: {name} must be a whole number {bounds}, not {shown}")
+    return int(value)
+
+
+def set_printoptions(
+    precision: int | None = None,
+    threshold: float | None = None,
+    edgeitems: int | None = None,
+    linewidth: int | None = None,
+    profile: str | None = None,
+    sci_mode: bool | None = None,
+) -> None:
+    """Set how tensors print (torch.set_printoptions): digits, summarizing, line width, scientific notation.
+
+    precision: digits after the point (4). threshold: tensors with more elements (1000) are summarized to
+    edgeitems (3) at each end of each dimension. linewidth: where rows wrap (80). sci_mode: scientific
+    notation always (True), never (False), or chosen per tensor (None, the default; a call without it
+    chooses again). profile: "default", "short" (precision 2, edgeitems 2) or "full" (never summarize),
+    which the other arguments then adjust.
+
+    Unlike PyTorch's, an argument that could not print (a negative precision, an unknown profile) is refused
+    here rather than when the next tensor prints; nothing changes then.
+    """
+    if profile is not None and profile not in PROFILES:
+        raise ValueError(f"set_printoptions: profile must be 'default', 'short' or 'full', not {profile!r}")
+    if precision is not None:
+        precision = _whole("precision", precision, 0, MAX_PRECISION)
+    if threshold is not None:
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.integer, np.floating)):
+            raise TypeError(f"set_printoptions: threshold must be a number, not {threshold!r}")
+        if math.isnan(threshold):
+            raise ValueError("set_printoptions: threshold must be a number, not nan")
+    if edgeitems is not None:
+        edgeitems = _whole("edgeitems", edgeitems, 0)
+    if linewidth is not None:
+        linewidth = _whole("linewidth", linewidth)
+    if sci_mode is not None and not isinstance(sci_mode, (bool, np.bool_)):
+        raise TypeError(f"set_printoptions: sci_mode must be True, False or None, not {sci_mode!r}")
+    opts = PRINT_OPTS
+    if profile is not None:
+        opts.precision, opts.threshold, opts.edgeitems, opts.linewidth = PROFILES[profile]
+    if precision is not None:
+        opts.precision = precision
+    if threshold is not None:
+        opts.threshold = threshold
+    if edgeitems is not None:
+        opts.edgeitems = edgeitems
+    if linewidth is not None:
+        opts.linewidth = linewidth
+    opts.sci_mode = None if sci_mode is None else bool(sci_mode)  # PyTorch sets it on every call
+
+
+def get_printoptions() -> dict[str, Any]:
+    """The current print options, as keyword arguments for set_printoptions (torch.get_printoptions)."""
+    return {name: getattr(PRINT_OPTS, name) for name in _PrintOptions.__slots__}
+
+
+@contextmanager
+def printoptions(**kwargs: Any) -> Iterator[None]:
+    """Set print options for the `with` block only (torch.printoptions)."""
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
+
+
 _PREFIX = "tensor("
 _DEFAULT_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
 
@@ -62,87 +160,101 @@ def tensor_repr(
             suffixes.append(dtype_suffix)
         body = "[]"
     else:
+        opts = PRINT_OPTS
+        if not opts.edgeitems:  # PyTorch names the size then, summarized or not
+            suffixes.append(f"size={tuple(data.shape)}")
         if data.dtype not in _DEFAULT_DTYPES:
             suffixes.append(dtype_suffix)
-        summarize = data.size > _THRESHOLD
-        fmt, width = _formatter(_summarized(data) if summarize else data)
-        body = _body(data, indent, summarize, fmt, width)
+        summarize = data.size > opts.threshold
+        fmt, width = _formatter(_summarized(data, opts.edgeitems) if summarize else data, opts)
+        body = _body(data, indent, summarize, fmt, width, opts)
     if grad_fn is not None:
         suffixes.append(f"grad_fn=<{grad_fn}>")
     elif requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(_PREFIX + body, suffixes, indent)
+    return _add_suffixes(_PREFIX + body, suffixes, indent, PRINT_OPTS.linewidth)
 
 
-def _summarized(data: np.ndarray) -> np.ndarray:
-    """The elements a summarized print shows: the first and last `_EDGEITEMS` along each long dimension."""
+def _summarized(data: np.ndarray, edgeitems: int) -> np.ndarray:
+    """The elements a summarized print shows: the first and last `edgeitems` along each long dimension."""
+    if edgeitems == 0:
+        # PyTorch's `get_summarized_data`: a 1-d tensor keeps all (its `self[-0:]` is the whole), more
+        # dimensions none
+        return data if data.ndim <= 1 else data[tuple(slice(0, 0) for _ in data.shape)]
     index = [
-        np.r_[0:_EDGEITEMS, n - _EDGEITEMS : n] if n > 2 * _EDGEITEMS else np.arange(n) for n in data.shape
+        np.r_[0:edgeitems, n - edgeitems : n] if n > 2 * edgeitems else np.arange(n) for n in data.shape
     ]
     return data[np.ix_(*index)] if index else data
 
 
-def _formatter(sample: np.ndarray) -> tuple[_Format, int]:
+def _formatter(sample: np.ndarray, opts: _PrintOptions) -> tuple[_Format, int]:
     """The element formatter for a tensor whose shown elements are `sample`, and its column width."""
     flat = sample.reshape(-1)
     if flat.dtype.kind != "f":
-        width = max(1, *(len(str(v)) for v in flat.tolist()))
+        width = max([1, *(len(str(v)) for v in flat.tolist())])  # nothing shown (edgeitems=0): 1
         return (lambda v: str(v).rjust(width)), width
 
+    precision = opts.precision
     shown = flat[np.isfinite(flat) & (flat != 0)]
     int_mode, sci_mode, width = True, False, 1
     if shown.size:
         magnitudes = np.abs(shown).astype(np.float64)
         smallest, largest = float(magnitudes.min()), float(magnitudes.max())
         int_mode = bool(np.all(shown == np.ceil(shown)))
-        sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
+        if opts.sci_mode is None:
+            sci_mode = largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4
+        else:
+            sci_mode = opts.sci_mode
         values = shown.tolist()
         if sci_mode:
-            width = max(len(f"{v:.{_PRECISION}e}") for v in values)
+            width = max(len(f"{v:.{precision}e}") for v in values)
         elif int_mode:
             # the appended "." marks the tensor as floating
             width = max(len(f"{v:.0f}") + 1 for v in values)
         else:
-            width = max(len(f"{v:.{_PRECISION}f}") for v in values)
+            width = max(len(f"{v:.{precision}f}") for v in values)
 
     def fmt(v: float) -> str:
         if sci_mode:
-            text = f"{v:.{_PRECISION}e}"
+            text = f"{v:.{precision}e}"
         elif int_mode:
             text = f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".")
         else:
-            text = f"{v:.{_PRECISION}f}"
+            text = f"{v:.{precision}f}"
         return text.rjust(width)
 
     return fmt, width
 
 
-def _body(data: np.ndarray, indent: int, summarize: bool, fmt: _Format, width: int) -> str:
+def _body(data: np.ndarray, indent: int, summarize: bool, fmt: _Format, width: int, opts: _PrintOptions) -> str:
     """The bracketed contents of `data`, whose first character sits at column `indent`."""
     if data.ndim == 0:
         return fmt(data.item())
     n = len(data)
-    edges = summarize and n > 2 * _EDGEITEMS
+    e = opts.edgeitems
+    edges = summarize and n > 2 * e
     if data.ndim == 1:
-        if edges:
-            cells = [*map(fmt, data[:_EDGEITEMS].tolist()), " ...", *map(fmt, data[-_EDGEITEMS:].tolist())]
+        if summarize and not e:
+            cells = ["..."]  # PyTorch's: no elements, and no leading blank
+        elif edges:
+            cells = [*map(fmt, data[:e].tolist()), " ...", *map(fmt, data[n - e:].tolist())]
         else:
             cells = [fmt(v) for v in data.tolist()]
-        per_line = max(1, (_LINEWIDTH - indent) // (width + 2))
+        per_line = max(1, math.floor((opts.linewidth - indent) / (width + 2)))
         lines = [", ".join(cells[i : i + per_line]) for i in range(0, len(cells), per_line)]
         return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
-    rows = [*range(_EDGEITEMS), None, *range(n - _EDGEITEMS, n)] if edges else range(n)
-    slices = ["..." if i is None else _body(data[i], indent + 1, summarize, fmt, width) for i in rows]
+    rows = [*range(e), None, *range(n - e, n)] if edges else range(n)
+    slices = ["..." if i is None else _body(data[i], indent + 1, summarize, fmt, width, opts) for i in rows]
     return "[" + ("," + "\n" * (data.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
 
 
-def _add_suffixes(text: str, suffixes: list[str], indent: int) -> str:
+def _add_suffixes(text: str, suffixes: list[str], indent: int, linewidth: int) -> str:
     """`text` closed by `)`, with `suffixes` appended, wrapping each that would pass the line width."""
     parts = [text]
     # PyTorch's own measure of the last line (it counts two more than the line's length).
     last_line_len = len(text) - text.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > _LINEWIDTH:
+        if last_line_len + len(suffix) + 2 > linewidth:
             parts.append(",\n" + " " * indent + suffix)
             last_line_len = indent + len(suffix)
         else:

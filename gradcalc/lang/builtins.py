@@ -58,6 +58,7 @@ LANGUAGE_ONLY: dict[str, str] = {
     "view": "method:view",
     "expand": "method:expand",
     "manual_seed": "py:manual_seed",  # the seed statement's check (torch.manual_seed(n) is `seed n`)
+    "set_printoptions": "set_printoptions",  # torch.set_printoptions (the engine's printing.py)
     "range": "py:range",
     "len": "py:len",
     "float": "py:float",

@@ -24,6 +24,16 @@ from typing import Any
 from .errors import ArgumentError, GradcalcError
 
 DEFAULT_MAX_ELEMENTS = 2**27
+MAX_DIMS = 64  # the most dimensions a tensor can have (NumPy's limit, under the engine)
+
+
+def too_many_dims(dims: int | None = None, cause: str = "") -> str:
+    """The message for a tensor that would have more than MAX_DIMS dimensions (`dims`, when known), made by
+    `cause` ("a list literal nested more than 64 deep"), when known."""
+    limit = f"a tensor can have at most {MAX_DIMS} dimensions"
+    if cause:
+        return f"{cause}: {limit}"
+    return f"{limit}, not {dims}" if dims else limit
 
 
 class RawList(list):

@@ -17,6 +17,7 @@ import re
 from typing import Any
 
 from .builtins import describe
+from .convert import MAX_DIMS, too_many_dims
 from .errors import GradcalcError, Loc
 
 OP_WORDS = {
@@ -67,6 +68,12 @@ def _patterns() -> dict[str, re.Pattern[str]]:
         "broadcast": re.compile(r"operands could not be broadcast together with (?:remapped )?shapes"),
         "shape": re.compile(r"\(([\d,\s]*)\)"),
         "out_of_bounds": re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)"),
+        # NumPy's limit on dimensions: "maximum supported dimension for an ndarray is (currently) 64, found
+        # 65", "... would exceed the maximum number of dimension of 64", "number of dimensions must be within
+        # [0, 64], indexing result would have 65"
+        "dims": re.compile(r"maximum supported dimension for an ndarray is (?:currently )?\d+, found (\d+)"
+                           r"|exceed the maximum number of dimension"
+                           r"|number of dimensions must be within \[0, \d+\], indexing result would have (\d+)"),
         "mask": re.compile(
             r"boolean index did not match indexed array along (?:axis|dimension) (\d+); size of (?:axis|dimension) "
             r"is (\d+) but size of corresponding boolean (?:axis|dimension) is (\d+)"
@@ -116,6 +123,67 @@ def _numpy_broadcast(message: str) -> str | None:
     return broadcast_message(shapes)
 
 
+def saved_bytes() -> int:
+    """How many bytes the values saved for backward hold, over every graph alive (views counted once).
+
+    Found by walking the garbage collector's objects: run only when memory ran out, never on the way."""
+    import gc
+
+    import numpy as np
+
+    from gradcalc.autograd.node import FREED, Node
+
+    seen: set[int] = set()
+    total = 0
+    for obj in gc.get_objects():
+        if not isinstance(obj, Node):
+            continue
+        saved = obj._saved
+        if not saved or saved is FREED:
+            continue
+        for value in saved:
+            data = getattr(value, "_data", None)
+            if isinstance(data, np.ndarray):
+                while isinstance(data.base, np.ndarray):
+                    data = data.base
+                if id(data) not in seen:
+                    seen.add(id(data))
+                    total += data.nbytes
+    return total
+
+
+def _peak_bytes() -> int | None:
+    """The process's largest resident size so far (None where the system does not say)."""
+    try:
+        import resource
+        import sys
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, kilobytes elsewhere
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.1f} GB" if n >= 2**30 else f"{max(n / 2**20, 0.1):.1f} MB"
+
+
+def out_of_memory() -> str:
+    """What running out of memory means here: when the values saved for backward take a good part of what
+    the process holds (a quarter or more), that they do, how much, and the fixes; otherwise that the
+    computation needs more memory than is free. (--max-elements limits one result's size: a result under
+    that limit can still need more memory than there is, so it is not the fix.)"""
+    try:
+        saved = saved_bytes()
+        peak = _peak_bytes()
+    except MemoryError:  # too little memory even to count: say what is sure
+        saved, peak = 0, None
+    if saved and saved >= 0.25 * (peak or 4 * 2**30):
+        return (f"out of memory: the graphs recorded for backward hold {_size(saved)} of values saved for it. "
+                "Compute under `with no_grad:` where no gradient is needed, keep `.detach()`ed copies instead "
+                "of graph members, run backward sooner (it frees them), or use smaller sizes")
+    return "out of memory: this needs more memory than is free (use smaller sizes, or del what you no longer need)"
+
+
 def translate(exc: BaseException) -> str:
     """An exception's message in our words, as far as it can be told from the exception alone."""
     if isinstance(exc, GradcalcError):
@@ -123,7 +191,7 @@ def translate(exc: BaseException) -> str:
     if isinstance(exc, RecursionError):
         return "the computation is nested too deeply (a function calls itself without end?)"
     if isinstance(exc, MemoryError):
-        return "out of memory: the result is too large (see --max-elements)"
+        return out_of_memory()
     if isinstance(exc, ZeroDivisionError):
         return "division by zero (of plain numbers; tensors give inf or nan)"
     if isinstance(exc, OverflowError):
@@ -133,6 +201,11 @@ def translate(exc: BaseException) -> str:
         message = message.replace("use the `~` or `logical_not()` operator", "use logical_not(x)")
     if isinstance(exc, KeyError) and exc.args:
         return f"no key {exc.args[0]!r}"
+    if isinstance(exc, (ValueError, IndexError)):
+        found = _patterns()["dims"].search(message)
+        if found:
+            dims = found[1] or found[2]
+            return too_many_dims(int(dims)) if dims else too_many_dims(cause=f"a list nested more than {MAX_DIMS} deep")
     if isinstance(exc, ValueError):
         shaped = _numpy_broadcast(message)
         if shaped is not None:

@@ -14,6 +14,7 @@ gradcalc: type expressions and statements; values print as PyTorch prints them.
   backward y                 fill x.grad
   x.grad                     tensor(5.0100)
 Commands: :help [topic]  :vars  :reset  :load FILE  :quit
+{statements}
 Topics: {topics}
 """
 
@@ -138,12 +139,6 @@ explain                   the last error in full: what happened, where, why, the
 With --format json the steps are objects: {"event": "node", "node": ..., "line": ..., "grad_outputs":
 [...], "grad_inputs": [...]} and {"event": "grad", "name": ..., "before": ..., "after": ...}.
 The workspace changes exactly as without explain (a failing explain backward fails as backward does).""",
-    "statements": """\
-Statements: x = EXPR [requires_grad]; EXPR (prints it); backward; retain_grad x; zero_grad x, w;
-x += v (-= *= /=); x[i] = v; del x; print a, b; graph y [to "f.dot"]; explain ...; seed N;
-with no_grad|enable_grad|inference_mode|detect_anomaly:; def; function; if/elif/else; for x in ...:;
-while cond:; break; continue; return; pass. `;` separates statements on a line; # starts a comment.
-_ (also ans) is the last value printed.""",
     "printing": """\
 Values print as PyTorch prints them (float64 is the default dtype): tensor(6.), tensor([0., 1.]),
 tensor(3., requires_grad=True), tensor(9., grad_fn=<MulBackward0>). --format plain prints bare numbers,
@@ -173,24 +168,14 @@ ALIASES: dict[str, str] = {
     "requires_grad": "leaves",
     "requires_grad_": "leaves",
     "grad_fn": "graph",
-    "zero_grad": "grad",
     "accumulation": "grad",
     "allow_unused": "grad",
     "inputs": "backward",
     "enable_grad": "no_grad",
-    "with": "no_grad",
     "inplace": "in-place",
     "version": "in-place",
-    "save": "function",
     "forward": "function",
     "custom": "function",
-    "return": "def",
-    "print": "statements",
-    "if": "statements",
-    "for": "statements",
-    "while": "statements",
-    "del": "statements",
-    "seed": "statements",
     "transforms": "func",
     "forward-mode": "func",
     "gradcheck": "builtins",
@@ -216,6 +201,12 @@ ALIASES: dict[str, str] = {
     "training": "modules",
     "layers": "modules",
     "why": "explain",
+    "else": "if",
+    "elif": "if",
+    "=": "assignment",
+    "-=": "+=",
+    "*=": "+=",
+    "/=": "+=",
     "narrate": "explain",
 }
 
@@ -259,25 +250,49 @@ def builtins_page() -> str:
     return "\n".join(lines)
 
 
-def statement_page(keyword: str) -> str | None:
-    """A statement's own page: the docstring of its record (`plot_stmt` -> `:help plot`)."""
-    import inspect
+def topic_names() -> list[str]:
+    """The topics `:help` lists."""
+    return sorted([*TOPICS, "builtins", "statements"])
 
-    from . import statements  # noqa: F401 - registers the statement records
-    from .ast import STATEMENT_RECORDS
 
-    for rule, cls in STATEMENT_RECORDS.items():
-        if rule.removesuffix("_stmt") == keyword:
-            return inspect.getdoc(cls)
-    return None
+def unknown_topic(topic: str, exact: str) -> str:
+    """The answer to `:help WORD` for a word with no page: the closest words that have one, and the topics."""
+    from .builtins import FUNCTIONS, METHODS
+    from .errors import close_matches
+    from .help_statements import help_words
+
+    words = {*TOPICS, *ALIASES, "builtins", "statements", *help_words()}
+    # built-ins and methods (an in-place method only when the word is one: `floor_` is no better than `floor`)
+    names = {n for n in {*FUNCTIONS, *METHODS} if not n.endswith("_") or exact.endswith("_")}
+    close = close_matches(exact, sorted(names), n=3) + close_matches(topic, sorted(words - names), n=3)
+    close = sorted(dict.fromkeys(close), key=lambda w: -_similarity(exact.lower(), w.lower()))[:3]
+    topics = f"Topics: {' '.join(topic_names())}"
+    if not close:
+        return f"no help on '{exact}'. {topics}"
+    quoted = [f"'{w}'" for w in close]
+    choice = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
+    return f"no help on '{exact}'; did you mean {choice}? {topics}"
+
+
+def _similarity(a: str, b: str) -> float:
+    import difflib
+
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def help_text(topic: str = "") -> str:
-    """The page for `topic` (a topic, a keyword or a built-in), or the list of topics."""
+    """The page for `topic` (a topic, a statement, a keyword or a built-in), or the list of topics."""
+    from .help_statements import find_statement, statement_page, statement_summary_line, statements_page
+
     exact = topic.strip().lstrip(":")  # Linear (the layer) and linear (the function) are two pages
     topic = exact.lower()
     if not topic:
-        return INTRO.format(topics=" ".join(sorted([*TOPICS, "builtins"])))
+        return INTRO.format(statements=statement_summary_line(), topics=" ".join(topic_names()))
+    if topic == "statements":
+        return statements_page()
+    rule = find_statement(ALIASES.get(topic, topic))
+    if rule is not None:
+        return statement_page(rule, TOPICS)
     key = ALIASES.get(topic, topic)
     if key in TOPICS:
         return TOPICS[key]
@@ -289,12 +304,9 @@ def help_text(topic: str = "") -> str:
             return page
     if key == "builtins":
         return builtins_page()
-    page = statement_page(key)
-    if page:
-        return page
     from .builtins import FUNCTIONS, METHODS
 
     entry = FUNCTIONS.get(exact) or FUNCTIONS.get(topic) or METHODS.get(topic)
     if entry is not None and entry.doc:
         return entry.doc
-    return f"no help on '{topic}'. Topics: {' '.join(sorted([*TOPICS, 'builtins']))}"
+    return unknown_topic(topic, exact)

@@ -67,7 +67,10 @@ class Interpreter:
         self.reset()
 
     def reset(self) -> None:
-        """Forget every user name; the predefined constants come back."""
+        """Forget every user name; the predefined constants and the default print options come back."""
+        from gradcalc.autograd.printing import set_printoptions  # the engine's (global, as PyTorch's)
+
+        set_printoptions(profile="default")
         self.workspace.clear()
         self.loop_leftovers.clear()
         self.predefined.clear()

@@ -13,6 +13,7 @@ attributes, which both Lark's `Token` and the parser's `Tok` are (and no other c
 from __future__ import annotations
 
 from . import ast as A
+from .convert import MAX_DIMS, too_many_dims
 from .errors import Loc, SyntaxProblem
 from .keywords import check_name
 from .statements import finish_records  # noqa: F401 - registers every statement's rule in A.RULES
@@ -57,8 +58,9 @@ def _string_value(text: str) -> str:
 
 
 def _number_value(text: str) -> int | float:
-    """Integers stay Python ints as operands (`x ** 2`, `zeros(2, 3)`); the rest are floats."""
-    if text.isdigit():
+    """Integers stay Python ints as operands (`x ** 2`, `zeros(2, 3)`); the rest are floats, and so is an
+    integer past float64's range (it would not convert: it is inf, as `1e400` is)."""
+    if text.isdigit() and len(text) <= 308:
         return int(text)
     return float(text)
 
@@ -346,9 +348,12 @@ def _numeric_list(items: list, where: Loc) -> A.NumList:
     if any(isinstance(i, A.Num) for i in items):
         return A.NumList([], where, "a list literal mixes numbers and lists (ragged lists are an error)")
     first = items[0]
-    for k, item in enumerate(items):
+    for item in items:
         if item.problem:
             return A.NumList([], where, item.problem)
+    if len(_shape(first.data)) >= MAX_DIMS:  # (and no deeper literal costs more: its problem passes up as it is)
+        return A.NumList([], where, too_many_dims(cause=f"a list literal nested more than {MAX_DIMS} deep"))
+    for k, item in enumerate(items):
         if _shape(item.data) != _shape(first.data):
             return A.NumList(
                 [],

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.auto_suggest import AutoSuggestFromHistory
+from prompt_toolkit.filters import to_filter
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.history import History
 from prompt_toolkit.input import Input
@@ -81,7 +82,7 @@ def build_prompt_session(
     output: Output | None = None,
 ) -> PromptSession[str]:
     """A prompt session wired to `session`: its completer, toolbar and completeness check."""
-    return PromptSession(
+    prompt_session: PromptSession[str] = PromptSession(
         message=[("class:prompt", PROMPT)],
         multiline=True,
         prompt_continuation=_continuation,
@@ -99,6 +100,11 @@ def build_prompt_session(
         input=input,
         output=output,
     )
+    # Up searches the history by the text before the cursor, as IPython's does. Set on the buffer itself:
+    # PromptSession's own `enable_history_search=True` would also turn off completion while typing (its menu
+    # would take the Up key; keys.py gives Up to the history unless a completion is chosen).
+    prompt_session.default_buffer.enable_history_search = to_filter(True)
+    return prompt_session
 
 
 def run_repl(

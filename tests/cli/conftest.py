@@ -45,7 +45,9 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     env["HOME"] = str(tmp_path)
     env["TERM"] = "xterm-256color"
     env["PYTHONIOENCODING"] = "utf-8"
-    env.pop("PYTHONPATH", None)  # the installed command must work on its own
+    # The installed command, on this checkout's code (an editable install may point at another clone or
+    # worktree); nothing else inherited from the caller's PYTHONPATH.
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 
