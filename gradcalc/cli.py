@@ -339,15 +339,18 @@ def _die_quietly_on_closed_pipe() -> None:
             pass
 
 
-def run_source(session: Session, source: str, filename: str, *, keep_going: bool, what: str) -> int:
+def run_source(session: Session, source: str, filename: str, *, keep_going: bool, what: str,
+               goes_on: bool = False) -> int:
     """Run one whole program; `what` names the input in the message for an empty one. Ctrl-C stops it with
-    `error: interrupted` at the statement it stopped, and exit status 130 (LANGUAGE.md section 6)."""
+    `error: interrupted` at the statement it stopped, and exit status 130 (LANGUAGE.md section 6).
+    `goes_on`: the REPL follows (-i) on the workspace, which then must be as the interrupted statement
+    found it, backward included; a run that ends the process need not pay for that (repl/interrupt.py)."""
     if not source.strip():
         _message(f"{PROG}: {what} is empty: nothing to run")
         return EXIT_OK
     from gradcalc.repl.interrupt import QUIT_HINT, sigint_interrupts
 
-    with sigint_interrupts(session, hint=QUIT_HINT):
+    with sigint_interrupts(session, hint=QUIT_HINT, atomic=goes_on):
         ok = session.run(source, filename, keep_going=keep_going)
     if session.interrupted:
         return EXIT_INTERRUPTED
@@ -402,7 +405,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if source is not None:
         if not args.interactive:
             _die_quietly_on_closed_pipe()
-        status = run_source(session, source, filename, keep_going=args.keep_going, what=what)
+        status = run_source(session, source, filename, keep_going=args.keep_going, what=what,
+                            goes_on=args.interactive)
         if not args.interactive or session.quit_requested:
             return status
     return run_repl(session)

@@ -290,7 +290,11 @@ def _commit(later: list, stored: set[int], create_graph: bool) -> None:
         if write is None:
             saved = node._saved
             if saved and saved is not FREED:
-                release_saved(node, saved)
+                node._saved = FREED
+                for t in saved:  # as the walk frees: an empty slot (rare) is remembered by release_saved
+                    if t is None:
+                        release_saved(node, saved)
+                        break
         else:
             write(node, grads, stored, create_graph)
 

@@ -67,6 +67,10 @@ class Session:
         self.color = color
         self.quit_requested = False
         self._interp = Interpreter(self, max_elements)
+        from gradcalc.autograd.interrupts import GUARD  # the Interpreter has loaded the engine
+        from gradcalc.autograd.node import STAMP
+
+        self._guard, self._stamp = GUARD, STAMP
         self._shown_warnings: set[tuple[str, str, int]] = set()
         self._unit: Unit | None = None
         self._repl_input = False  # the input running came from the REPL (errors hint at `explain`)
@@ -94,12 +98,10 @@ class Session:
         self, source: str, filename: str = "<stdin>", *, keep_going: bool = False, interactive: bool = False
     ) -> bool:
         """Run `source`; True when no error happened. See the module docstring."""
-        from gradcalc.autograd.interrupts import GUARD
-
         self._interp.stop_requested = False
         self._stopping = self.interrupted = False
         self._waited = None
-        GUARD.changing = None
+        self._guard.changing = None
         self._repl_input = interactive
         unit = Unit(filename, source, interactive and "\n" not in source.strip())
         self._shown_warnings = set()
@@ -190,7 +192,6 @@ class Session:
         changing state: let it finish, then stop before the next one), RETRY (not at this point: a moment
         later, or before the next statement), IDLE (no program runs). See the module docstring."""
         from gradcalc.autograd.interrupts import UNSAFE
-        from gradcalc.autograd.node import STAMP
 
         from .compiler import Compiler
 
@@ -211,7 +212,7 @@ class Session:
         if f is None or f is frame:
             return RETRY  # between two statements (or in the session's own code)
         if self.running_has_changed():
-            self._waited = STAMP.origin
+            self._waited = self._stamp.origin
             return WAIT
         return RAISE
 
@@ -222,17 +223,12 @@ class Session:
 
     def running(self) -> Any:
         """The statement running now (its origin: `str()` gives its line and text), or None."""
-        from gradcalc.autograd.node import STAMP
-
-        return STAMP.origin if self._phase == "run" else None
+        return self._stamp.origin if self._phase == "run" else None
 
     def running_has_changed(self) -> bool:
         """Whether the statement running now has begun changing state (then an interrupt lets it finish)."""
-        from gradcalc.autograd.interrupts import GUARD
-        from gradcalc.autograd.node import STAMP
-
-        changing = GUARD.changing
-        return self._phase == "run" and changing is not None and changing is STAMP.origin
+        changing = self._guard.changing
+        return self._phase == "run" and changing is not None and changing is self._stamp.origin
 
     # -- running -----------------------------------------------------------------------------------
     def _compile(self, source: str, unit: Unit) -> list:
@@ -318,6 +314,7 @@ class Session:
         if value is None and is_call:
             return  # a method called for its effect (b.retain_grad()) prints nothing
         text = render(value, self.format)  # first: a value that can't be shown changes nothing
+        self._commit()
         if value is not None:
             ws = self._interp.workspace
             ws["_"] = ws["ans"] = value
@@ -326,7 +323,14 @@ class Session:
     def print_values(self, values: list[Any]) -> None:
         from .render import render_print
 
-        self._write(self.out, render_print(values, self.format) + "\n")
+        text = render_print(values, self.format)
+        self._commit()
+        self._write(self.out, text + "\n")
+
+    def _commit(self) -> None:
+        """The running statement begins changing what an interrupt can't take back (`_`, the output): a
+        Ctrl-C from now on lets it finish (autograd/interrupts.py)."""
+        self._guard.changing = self._stamp.origin
 
     def graph(self, tensor: Any, path: str | None) -> None:
         """`graph y [to PATH]`: the tree to standard output, or a file (graph.py)."""

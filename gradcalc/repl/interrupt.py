@@ -190,11 +190,14 @@ _watcher: _Watcher | None = None
 
 
 @contextmanager
-def sigint_interrupts(session: Interruptible, *, hint: str | None = None) -> Iterator[None]:
+def sigint_interrupts(session: Interruptible, *, hint: str | None = None, atomic: bool = True) -> Iterator[None]:
     """Within the block, Ctrl-C (SIGINT) stops the program `session.run` runs, as the module docstring says.
-    `hint` is said with a second press (e.g. how to quit at once). In a thread other than the main one
-    (where signal handlers can't be set) it does nothing: `session.interrupt()` still stops the program
-    before its next statement."""
+    `hint` is said with a second press (e.g. how to quit at once). `atomic`: the session goes on after an
+    interrupt (REPL, kernel), so a backward the interrupt stops must change nothing: it then holds back
+    what it frees and writes until its walk is done (autograd/interrupts.py), at a cost (a backward of big
+    arrays can't reuse their memory midway: some 10% more time); a run that ends the process passes False.
+    In a thread other than the main one (where signal handlers can't be set) it does nothing:
+    `session.interrupt()` still stops the program before its next statement."""
     global _watcher
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -226,13 +229,13 @@ def sigint_interrupts(session: Interruptible, *, hint: str | None = None) -> Ite
         old_fd = signal.set_wakeup_fd(watcher.write_fd, warn_on_full_buffer=False)
     except (ValueError, OSError):
         old_fd = None
-    atomic, GUARD.atomic = GUARD.atomic, True
+    was_atomic, GUARD.atomic = GUARD.atomic, atomic
     watcher.arm(session, hint)
     try:
         yield
     finally:
         watcher.disarm()
-        GUARD.atomic = atomic
+        GUARD.atomic = was_atomic
         if old_fd is not None:
             try:
                 signal.set_wakeup_fd(old_fd)

@@ -45,7 +45,10 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     env["HOME"] = str(tmp_path)
     env["TERM"] = "xterm-256color"
     env["PYTHONIOENCODING"] = "utf-8"
-    env.pop("PYTHONPATH", None)  # the installed command must work on its own
+    # the installed command must work on its own; but a PYTHONPATH naming this very checkout (a worktree
+    # beside the installed one) is kept, so that the command runs the code these tests are testing
+    if Path(env.get("PYTHONPATH", "") or ".").resolve() != ROOT:
+        env.pop("PYTHONPATH", None)
     return env
 
 

@@ -3,9 +3,10 @@
 changes nothing (no name bound, no `.grad`, version or saved value changed, no mode left on), what ran before
 it stays, and `explain` names it.
 
-Each program prints "go" just before the statement that takes long; a thread waits for it, then sends SIGINT
-(event-driven: no fixed sleeps). The long statements multiply matrices of ones, whose results mathematics
-gives exactly: for X = ones(n, n), X @ X = n * ones, and the gradient of sum(X @ X @ X) is 3 n**2 everywhere.
+Each program prints "go" just before the statement that takes long; a thread waits for it and for the
+program to have computed a little since, then sends SIGINT (event-driven: no fixed sleeps). The long
+statements multiply matrices of ones, whose results mathematics gives exactly: for X = ones(n, n),
+X @ X = n * ones, and the gradient of sum(X @ X @ X) is 3 n**2 everywhere.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from gradcalc.repl.interrupt import sigint_interrupts
 N = 1500  # a matrix product of this size takes a few tenths of a second here
 LONG = 3000  # and of this size, over a second: long enough for a notice (0.2 s) and a second press after it
 WAIT = 60.0  # seconds: the longest any wait may take on a loaded machine
+BUSY = 0.05  # CPU seconds the program computes after "go" before Ctrl-C is pressed
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +59,10 @@ class Program:
         def press() -> None:
             deadline = time.monotonic() + WAIT
             while "go" not in self.out.getvalue() and time.monotonic() < deadline:
+                time.sleep(0.005)
+            # then computing for a while: the program is inside the long statement, however slow the machine
+            cpu = time.process_time()
+            while time.process_time() - cpu < BUSY and time.monotonic() < deadline:
                 time.sleep(0.005)
             for k in range(presses):
                 if k:  # the next press once the last one was answered on standard error
