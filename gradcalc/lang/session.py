@@ -118,7 +118,7 @@ class Session:
                 self._phase = "run"
                 ok = self._execute(steps, keep_going)
                 self._phase = None
-                if self._interp.stop_requested and not self.interrupted:
+                if ok and self._interp.stop_requested:
                     # a Ctrl-C that came too late to stop a statement: the program had finished
                     self._interp.stop_requested = False
                     self._report_interrupt(self._waited, finished=True)

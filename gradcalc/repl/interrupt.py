@@ -21,7 +21,6 @@ from __future__ import annotations
 import _thread
 import os
 import select
-import signal
 import sys
 import threading
 import time
@@ -29,6 +28,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any, Protocol, TextIO
+
+try:
+    import _signal as signal  # the C module under `signal`, whose enums cost a cold start half a millisecond
+except ImportError:  # pragma: no cover - not CPython
+    import signal  # type: ignore[no-redef]
 
 NOTICE_AFTER = 0.2  # seconds: a press that has not stopped the program by then gets a line on standard error
 RETRY_AFTER = 0.02  # seconds between two tries when the handler found no point to stop at

@@ -103,6 +103,9 @@ def _general(err: Any, origin: Any) -> list[str]:
 def _interrupted(err: Any, origin: Any) -> list[str]:
     """Ctrl-C (LANGUAGE.md section 6): which statement it stopped, and that it changed nothing."""
     where = statement(origin) if origin is not None else "the program"
+    if getattr(err, "finished", False) and origin is None:
+        return ["Why: Ctrl-C came as the program was ending: every statement of it ran to its end.",
+                "Fix: nothing is wrong; the workspace is as the program left it."]
     if getattr(err, "finished", False):
         return [
             f"Where: {where}, which was running when Ctrl-C came.",
