@@ -183,9 +183,12 @@ def run_backward(
     # every value is computed before the thread's state changes: the `try` below restores it on every path
     release = not retain_graph and not create_graph
     want = None if needed is None else needed | set(capture)
-    # a host may stop the walk midway (interrupts.py): then it changes nothing until it is done, and `later`
-    # holds what it will write (leaves' and retained gradients) and free, in order
-    later: list | None = [] if GUARD.atomic and not instrumented else None
+    # a host may stop the walk midway (interrupts.py): then it changes nothing until it is done; `later` holds
+    # the gradients it will write (leaves' and retained ones, in order), `freeing` the nodes it will free
+    later: list | None = None
+    freeing: list | None = None
+    if GUARD.atomic and not instrumented:
+        later, freeing = [], []
     recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
     state.grad_enabled, state.releasing, state.wanted = bool(create_graph), release and later is None, want
     try:
@@ -245,8 +248,8 @@ def run_backward(
             if not retain_graph:
                 saved = node._saved
                 if saved:  # released; a node that saved nothing can run again, as in PyTorch
-                    if later is not None:
-                        later.append((None, node, None))
+                    if freeing is not None:
+                        freeing.append(node)
                     else:
                         node._saved = FREED
                         for t in saved:  # inline: an empty slot (rare) is remembered by release_saved
@@ -272,8 +275,8 @@ def run_backward(
                         ready.append(child)
                 k += 1
             outs = None
-        if later:
-            _commit(later, stored, create_graph)
+        if later or freeing:
+            _commit(later, freeing, stored, create_graph)  # type: ignore[arg-type]
     finally:
         state.grad_enabled, state.releasing = recording, releasing
         state.wanted = wanted
@@ -282,21 +285,20 @@ def run_backward(
     return captured if not accumulate else None
 
 
-def _commit(later: list, stored: set[int], create_graph: bool) -> None:
-    """The last step of a walk that a host may stop midway (interrupts.GUARD.atomic): write the gradients
-    and free the saved values it held back, in the order the walk reached them; the host lets it finish."""
+def _commit(later: list, freeing: list, stored: set[int], create_graph: bool) -> None:
+    """The last step of a walk that a host may stop midway (interrupts.GUARD.atomic): write the gradients it
+    held back, in the order the walk reached them, and free the saved values; the host lets it finish."""
     GUARD.changing = STAMP.origin
     for write, node, grads in later:
-        if write is None:
-            saved = node._saved
-            if saved and saved is not FREED:
-                node._saved = FREED
-                for t in saved:  # as the walk frees: an empty slot (rare) is remembered by release_saved
-                    if t is None:
-                        release_saved(node, saved)
-                        break
-        else:
-            write(node, grads, stored, create_graph)
+        write(node, grads, stored, create_graph)
+    for node in freeing:
+        saved = node._saved
+        if saved and saved is not FREED:
+            node._saved = FREED
+            for t in saved:  # as the walk frees: an empty slot (rare) is remembered by release_saved
+                if t is None:
+                    release_saved(node, saved)
+                    break
 
 
 def _runs_user_code(deps: dict[Node, int]) -> bool:
