@@ -36,7 +36,6 @@ except ImportError:  # pragma: no cover - not CPython
 
 NOTICE_AFTER = 0.2  # seconds: a press that has not stopped the program by then gets a line on standard error
 RETRY_AFTER = 0.02  # seconds between two tries when the handler found no point to stop at
-HANDLED_SLACK = 0.05  # seconds: the handler may run before the watcher has read the press it answers
 PREFIX = "interrupting: "
 
 
@@ -71,11 +70,12 @@ class _Watcher:
         self.run = 0  # which program (a press is answered only while its program runs)
         self.presses = 0  # presses during this program
         self.first = 0.0  # when the first of them came
-        self.handled = 0.0  # when the handler last ran
         self.verdict = ""  # what it decided
         self.sent = 0  # interrupts this thread sent itself (their bytes are not presses)
         self.retry_at: float | None = None
-        self.notices: list[tuple[float, int, int]] = []  # (when, press number, run) to say something about
+        # (when, press number, run, where the main thread was at the press) to say something about
+        self.notices: list[tuple[float, int, int, tuple[Any, int]]] = []
+        self.main = threading.main_thread().ident
         self.lock = threading.Lock()  # no interrupt is sent once the program has ended (see disarm)
         thread = threading.Thread(target=self._loop, name="gradcalc-interrupts", daemon=True)
         thread.start()
@@ -129,7 +129,12 @@ class _Watcher:
         self.presses += 1
         if self.presses == 1:
             self.first = now
-        self.notices.append((now + NOTICE_AFTER, self.presses, self.run))
+        self.notices.append((now + NOTICE_AFTER, self.presses, self.run, self._main_at()))
+
+    def _main_at(self) -> tuple[Any, int]:
+        """The main thread's frame and instruction: the same a moment later, it is inside one call of C."""
+        frame = sys._current_frames().get(self.main)
+        return (frame, frame.f_lasti if frame is not None else -1)
 
     def _tick(self) -> None:
         now = time.monotonic()
@@ -142,10 +147,10 @@ class _Watcher:
                     _thread.interrupt_main()  # the handler runs again, wherever the main thread is by then
         due = [n for n in self.notices if n[0] <= now]
         self.notices = [n for n in self.notices if n[0] > now]
-        for when, press, run in due:
+        for _, press, run, at in due:
             if session is None or run != self.run or session.interrupted:
                 continue  # it stopped (or the program ended) in time: nothing to say
-            text = self._notice(press, when - NOTICE_AFTER)
+            text = self._notice(press, stuck=at[0] is not None and self._main_at() == at)
             if text:
                 try:
                     session.err.write(PREFIX + text + "\n")
@@ -153,7 +158,7 @@ class _Watcher:
                 except (AttributeError, OSError, ValueError):
                     pass
 
-    def _notice(self, press: int, pressed: float) -> str | None:
+    def _notice(self, press: int, stuck: bool) -> str | None:
         session = self.session
         if session is None:
             return None
@@ -162,7 +167,7 @@ class _Watcher:
         waited = time.monotonic() - self.first
         hint = f" ({self.hint})" if self.hint and press > 1 else ""
         changed = session.running_has_changed()
-        if self.handled < pressed - HANDLED_SLACK and not changed:  # no handler since: one long C call
+        if stuck and not changed:  # one long call of NumPy's: the handler can't run before it returns
             if press == 1:
                 return (f"an array operation is running and cannot stop midway; {where} stops as soon as it "
                         "returns")
@@ -214,7 +219,6 @@ def sigint_interrupts(session: Interruptible, *, hint: str | None = None, atomic
     watcher = _watcher
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        watcher.handled = time.monotonic()
         verdict = session.interrupt_verdict(frame)
         watcher.verdict = verdict
         if verdict == RAISE:
