@@ -45,10 +45,9 @@ def clean_env(tmp_path: Path) -> dict[str, str]:
     env["HOME"] = str(tmp_path)
     env["TERM"] = "xterm-256color"
     env["PYTHONIOENCODING"] = "utf-8"
-    # the installed command must work on its own; but a PYTHONPATH naming this very checkout (a worktree
-    # beside the installed one) is kept, so that the command runs the code these tests are testing
-    if Path(env.get("PYTHONPATH", "") or ".").resolve() != ROOT:
-        env.pop("PYTHONPATH", None)
+    # The installed command, on this checkout's code (an editable install may point at another clone or
+    # worktree); nothing else inherited from the caller's PYTHONPATH.
+    env["PYTHONPATH"] = str(ROOT)
     return env
 
 
