@@ -1,7 +1,7 @@
 """gradcalc's command line: run a script, `-e` text or standard input, or start the REPL.
 
 Exit status: 0 when everything ran, 1 when the program had an error (syntax or runtime), 2 on a usage
-error (an unknown flag, a missing file), which is reported in one line.
+error (an unknown flag, a missing file), which is reported in one line, 130 when Ctrl-C stopped it.
 
 This module is on the cold-start path of `gradcalc -e '1 + 1'`: the plainest command lines (`-e TEXT`...,
 one FILE, nothing) are read without argparse, which costs a cold start a few milliseconds to import and
@@ -46,7 +46,8 @@ examples:
   gradcalc -i examples/newton.gc                 run a script, then explore its workspace in the REPL
 
 Values go to standard output; warnings and errors go to standard error as FILE:LINE:COL: error: MESSAGE.
-exit status: 0 when everything ran, 1 when the program had an error, 2 on a usage error.
+exit status: 0 when everything ran, 1 when the program had an error, 2 on a usage error,
+130 when Ctrl-C stopped it (at the statement running, which then changed nothing).
 environment: NO_COLOR turns the REPL's colours off (scripts and pipes are never coloured).
 REPL history: $XDG_STATE_HOME/gradcalc/history (by default ~/.local/state/gradcalc/history)."""
 
@@ -123,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "-e", dest="expr", action="append", default=[], metavar="TEXT",
-        help="run TEXT (statements separated by ';' or newlines); repeatable: each -e is one more line",
+        help="run TEXT (statements separated by ';' or newlines); repeatable: each -e is one more line, with the"
+        " indentation common to all removed, so that several can form a block",
     )
     parser.add_argument(
         "-i", dest="interactive", action="store_true",
@@ -207,17 +209,28 @@ def read_arguments(argv: Sequence[str]) -> Any:
 
 
 def _program_text(texts: list[str]) -> str:
-    """The -e texts as one program, each a line (or several). A text's common indentation is removed and its
-    first line starts at the margin: `-e ' 1'` is `1`, not an indented block."""
-    parts = []
-    for text in texts:
-        lines = text.split("\n")
-        blank = [len(line) - len(line.lstrip(" \t")) for line in lines if line.strip()]
-        cut = min(blank) if blank else 0
-        lines = [line[cut:] for line in lines]
-        lines[0] = lines[0].lstrip(" \t")
-        parts.append("\n".join(lines))
-    return "\n".join(parts)
+    """The -e texts as one program (LANGUAGE.md section 6): each a line (or the lines it holds), with the
+    indentation common to all of them removed and the rest kept, so that they can form a block: `-e 'def
+    f(x):' -e '    return x * 2'`; a single `-e ' 1'` is `1`. Lines of blanks only are left out of the
+    common part (as textwrap.dedent does, which costs a cold start the import of `re`)."""
+    lines = "\n".join(texts).split("\n")
+    common: str | None = None
+    for line in lines:
+        if not line.strip():
+            continue
+        indent = line[: len(line) - len(line.lstrip(" \t"))]
+        if common is None or indent.startswith(common):
+            common = indent if common is None else common
+        else:
+            k = 0
+            while k < len(common) and k < len(indent) and common[k] == indent[k]:
+                k += 1
+            common = common[:k]
+        if not common:
+            break
+    if common:
+        lines = [line[len(common):] if line.strip() else "" for line in lines]
+    return "\n".join(lines)
 
 
 def _isatty(stream: TextIO | None) -> bool:
@@ -326,12 +339,21 @@ def _die_quietly_on_closed_pipe() -> None:
             pass
 
 
-def run_source(session: Session, source: str, filename: str, *, keep_going: bool, what: str) -> int:
-    """Run one whole program; `what` names the input in the message for an empty one."""
+def run_source(session: Session, source: str, filename: str, *, keep_going: bool, what: str,
+               goes_on: bool = False) -> int:
+    """Run one whole program; `what` names the input in the message for an empty one. Ctrl-C stops it with
+    `error: interrupted` at the statement it stopped, and exit status 130 (LANGUAGE.md section 6).
+    `goes_on`: the REPL follows (-i) on the workspace, which then must be as the interrupted statement
+    found it, backward included; a run that ends the process need not pay for that (repl/interrupt.py)."""
     if not source.strip():
         _message(f"{PROG}: {what} is empty: nothing to run")
         return EXIT_OK
-    ok = session.run(source, filename, keep_going=keep_going)
+    from gradcalc.repl.interrupt import QUIT_HINT, sigint_interrupts
+
+    with sigint_interrupts(session, hint=QUIT_HINT, atomic=goes_on):
+        ok = session.run(source, filename, keep_going=keep_going)
+    if session.interrupted:
+        return EXIT_INTERRUPTED
     return EXIT_OK if ok else EXIT_PROGRAM_ERROR
 
 
@@ -383,7 +405,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if source is not None:
         if not args.interactive:
             _die_quietly_on_closed_pipe()
-        status = run_source(session, source, filename, keep_going=args.keep_going, what=what)
+        status = run_source(session, source, filename, keep_going=args.keep_going, what=what,
+                            goes_on=args.interactive)
         if not args.interactive or session.quit_requested:
             return status
     return run_repl(session)

@@ -25,6 +25,7 @@ import numpy as np
 
 from . import grad_mode, hooks, listen, ordered, provenance, saved
 from .grad_mode import state
+from .interrupts import GUARD
 from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, release_saved
 from .provenance import failure
 from .temporaries import sum_into
@@ -182,8 +183,14 @@ def run_backward(
     # every value is computed before the thread's state changes: the `try` below restores it on every path
     release = not retain_graph and not create_graph
     want = None if needed is None else needed | set(capture)
+    # a host may stop the walk midway (interrupts.py): then it changes nothing until it is done; `later` holds
+    # the gradients it will write (leaves' and retained ones, in order), `freeing` the nodes it will free
+    later: list | None = None
+    freeing: list | None = None
+    if GUARD.atomic and not instrumented:
+        later, freeing = [], []
     recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
-    state.grad_enabled, state.releasing, state.wanted = bool(create_graph), release, want
+    state.grad_enabled, state.releasing, state.wanted = bool(create_graph), release and later is None, want
     try:
         if instrumented:
 
@@ -212,13 +219,19 @@ def run_backward(
                             ready.append(child)
                 continue
             if node._extras is not None:
-                _fill_retained(node, _tensors(grads), stored, create_graph)
+                if later is not None:
+                    later.append((_fill_retained, node, _tensors(grads)))
+                else:
+                    _fill_retained(node, _tensors(grads), stored, create_graph)
             if capture and node in capture:
                 for nr, k in capture[node]:
                     captured[k] = _tensors(grads) if node.num_outputs == 1 else _tensors(grads)[nr]
             if type(node) is AccumulateGrad:
                 if accumulate and (wanted_leaves is None or node in wanted_leaves):
-                    _accumulate(node, grads, stored, create_graph)
+                    if later is not None:
+                        later.append((_accumulate, node, grads))
+                    else:
+                        _accumulate(node, grads, stored, create_graph)
                 continue
             if needed is not None and node not in needed:
                 outs = ()
@@ -235,11 +248,14 @@ def run_backward(
             if not retain_graph:
                 saved = node._saved
                 if saved:  # released; a node that saved nothing can run again, as in PyTorch
-                    node._saved = FREED
-                    for t in saved:  # inline: an empty slot (rare) is remembered by release_saved
-                        if t is None:
-                            release_saved(node, saved)
-                            break
+                    if freeing is not None:
+                        freeing.append(node)
+                    else:
+                        node._saved = FREED
+                        for t in saved:  # inline: an empty slot (rare) is remembered by release_saved
+                            if t is None:
+                                release_saved(node, saved)
+                                break
             nrs = node._nrs
             k = 0
             for child in nexts:
@@ -259,12 +275,30 @@ def run_backward(
                         ready.append(child)
                 k += 1
             outs = None
+        if later or freeing:
+            _commit(later, freeing, stored, create_graph)  # type: ignore[arg-type]
     finally:
         state.grad_enabled, state.releasing = recording, releasing
         state.wanted = wanted
     if origin is not None:
         provenance.ran(origin, root_nodes, accumulate, retain_graph, create_graph, inputs)
     return captured if not accumulate else None
+
+
+def _commit(later: list, freeing: list, stored: set[int], create_graph: bool) -> None:
+    """The last step of a walk that a host may stop midway (interrupts.GUARD.atomic): write the gradients it
+    held back, in the order the walk reached them, and free the saved values; the host lets it finish."""
+    GUARD.changing = STAMP.origin
+    for write, node, grads in later:
+        write(node, grads, stored, create_graph)
+    for node in freeing:
+        saved = node._saved
+        if saved and saved is not FREED:
+            node._saved = FREED
+            for t in saved:  # as the walk frees: an empty slot (rare) is remembered by release_saved
+                if t is None:
+                    release_saved(node, saved)
+                    break
 
 
 def _runs_user_code(deps: dict[Node, int]) -> bool:

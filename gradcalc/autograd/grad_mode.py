@@ -59,7 +59,8 @@ inference_seen = False
 forward_seen = False
 
 
-_STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted")
+_STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted",
+                 "batch", "spare", "pool")
 
 
 def save_state() -> tuple:

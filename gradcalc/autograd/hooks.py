@@ -16,6 +16,9 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import node as _node  # (node.py imports this module first: its STAMP is read at call time)
+from .interrupts import GUARD
+
 if TYPE_CHECKING:
     from .node import Node
     from .tensor import Tensor
@@ -53,6 +56,7 @@ class RemovableHandle:
         """Remove the hook (removing it twice does nothing)."""
         hooks = self.hooks_dict_ref()
         if hooks is not None and self.id in hooks:
+            GUARD.changing = _node.STAMP.origin
             del hooks[self.id]
 
     def __enter__(self) -> RemovableHandle:
@@ -72,6 +76,7 @@ class HookDict(dict):
 def _add(node: Node, hooks: HookDict, fn: Callable) -> RemovableHandle:
     if not callable(fn):
         raise TypeError(f"a hook must be callable, not {type(fn).__name__}")
+    GUARD.changing = _node.STAMP.origin  # a host lets the statement that registers it finish (interrupts.py)
     watch(node)
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn

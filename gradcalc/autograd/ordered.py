@@ -21,6 +21,7 @@ import numpy as np
 
 from . import saved
 from .events import GradAccumulated, GradRetained, HookCall, NodeRun
+from .interrupts import unsafe
 from .node import STAMP, AccumulateGrad, Node, release_saved
 from .tensor import Tensor, version_of
 
@@ -156,6 +157,7 @@ class Log:
         else:
             self.entries.append((1, t, old, np.array(old._data, copy=True), old._version))
 
+    @unsafe  # an undo stopped midway would leave half of what it puts back (interrupts.py)
     def undo(self) -> None:
         for entry in reversed(self.entries):
             if entry[0] == 0:

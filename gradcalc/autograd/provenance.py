@@ -26,6 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .interrupts import unsafe
 from .node import STAMP, AccumulateGrad
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ def changes(counter: Version | None) -> list[tuple[Any, int, int]]:
 _set_log: dict[int, tuple[weakref.ref, tuple[Any, int, bool]]] = {}
 
 
+@unsafe  # a weak reference's callback (interrupts.py)
 def _forget(ref: weakref.ref, key: int = 0) -> None:
     entry = _set_log.get(key)
     if entry is not None and entry[0] is ref:

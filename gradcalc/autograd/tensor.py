@@ -16,6 +16,7 @@ import numpy as np
 from . import grad_mode, provenance
 from . import node as _node_module
 from .grad_mode import state
+from .interrupts import GUARD, unsafe
 from .node import STAMP, AccumulateGrad, Node
 
 float64 = np.dtype("float64")
@@ -157,6 +158,7 @@ class Tensor:
             raise RuntimeError(f"only floating-point tensors can require gradients, not {self._data.dtype}")
         if flag and self._inference and not state.inference:
             raise RuntimeError("setting requires_grad on an inference tensor outside inference_mode is not allowed")
+        GUARD.changing = STAMP.origin  # a host lets the statement that changes this finish (interrupts.py)
         self._requires_grad = flag
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -182,6 +184,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
         if self.grad_fn is None or self._retains_grad:
             return
+        GUARD.changing = STAMP.origin
         self._retains_grad = True
         from .hooks import retain
 
@@ -222,8 +225,8 @@ class Tensor:
                     f"assigned grad has shape {tuple(value._data.shape)}, but the tensor has shape "
                     f"{tuple(self._data.shape)}"
                 )
+        origin = GUARD.changing = STAMP.origin
         self._grad = value
-        origin = STAMP.origin
         if origin is not None:  # a front end keeps who set it (provenance.py)
             provenance.grad_set(self, origin, value is None)
 
@@ -400,7 +403,12 @@ _PARAMETERS: dict[int, Any] = {}
 def mark_parameter(t: Tensor) -> None:
     """Make `t` a parameter (as `gradcalc.nn.Parameter` does)."""
     key = id(t)
-    _PARAMETERS[key] = _weakref.ref(t, lambda _ref, key=key: _PARAMETERS.pop(key, None))
+    _PARAMETERS[key] = _weakref.ref(t, lambda _ref, key=key: _forget_parameter(key))
+
+
+@unsafe  # a weak reference's callback: an exception raised in it would be printed and lost
+def _forget_parameter(key: int) -> None:
+    _PARAMETERS.pop(key, None)
 
 
 def is_parameter(t: Any) -> bool:

@@ -20,6 +20,7 @@ from typing import Any
 
 from gradcalc.lang.errors import GradcalcError
 from gradcalc.lang.session import Session
+from gradcalc.repl.interrupt import sigint_interrupts
 
 from .outputs import Outputs
 
@@ -42,7 +43,10 @@ class KernelSession(Session):
         try:
             result = ends_with_expression(code)
             self.quit_requested = False  # a `:quit` of an earlier cell stopped that cell only
-            ok = self.run(code, filename)
+            # the kernel's interrupt is a SIGINT, handled as Ctrl-C in the REPL: the statement it stops
+            # changes nothing, and the session goes on (atomic)
+            with sigint_interrupts(self):
+                ok = self.run(code, filename)
         except KeyboardInterrupt:  # outside a statement, where the Session does not catch it
             self.diagnostic("error", "interrupted", "error: interrupted\n")
             result = False

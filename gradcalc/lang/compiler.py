@@ -38,7 +38,7 @@ from .builtins import (
     check_size,
     describe,
 )
-from .errors import GradcalcError, Interrupted, Loc, SyntaxProblem
+from .errors import GradcalcError, Loc, SyntaxProblem
 from .explain.rebound import LAST_NONE, read_grad
 from .explain.rebound import annotate as annotate_none
 from .failures import error_from, operator_error
@@ -161,9 +161,11 @@ class Compiler:
         self.interp = interp
         self.unit = unit
         self.depth = 0
-        from gradcalc.autograd.node import STAMP  # the engine is loaded by now (the Interpreter loads it)
+        from gradcalc.autograd.interrupts import GUARD  # the engine is loaded by now (the Interpreter loads it)
+        from gradcalc.autograd.node import STAMP
 
         self.stamp = STAMP
+        self.guard = GUARD
         self.owner = weakref.ref(interp)  # what origins name as their session (a weak reference: no cycle)
         STAMP.on = True  # nodes keep their origin from now on (node.STAMP)
         self.exprs: dict[type, Callable[[Any, int], Closure]] = {
@@ -207,9 +209,10 @@ class Compiler:
         def run_block(f: Frame) -> Any:
             outer = stamp.origin
             for pos, loc, origin, step in steps:
-                if interp.stop_requested:
+                if interp.stop_requested:  # a Ctrl-C deferred to the next statement (repl/interrupt.py)
                     interp.stop_requested = False
-                    raise Interrupted(loc)
+                    stamp.origin = outer
+                    raise interrupted_at(origin, before=True)
                 interp.current = pos
                 stamp.origin = origin
                 try:
@@ -226,7 +229,12 @@ class Compiler:
                             annotate_none(exc)
                     stamp.origin = outer
                     raise
-                except (KeyboardInterrupt, SystemExit):
+                except KeyboardInterrupt as exc:  # Ctrl-C: the innermost statement it stopped is named
+                    stamp.origin = outer
+                    if getattr(exc, "origin", None) is None:
+                        exc.origin = origin  # type: ignore[attr-defined]
+                    raise
+                except SystemExit:
                     stamp.origin = outer
                     raise
                 except Exception as exc:
@@ -245,6 +253,9 @@ class Compiler:
             return None
 
         return run_block
+
+    # the code of every block runner's loop: where a Ctrl-C finds the statement that runs (lang/session.py)
+    RUNNER_CODE: Any = None
 
     def binder(self, target: A.Node) -> Callable[[Frame, Any], None]:
         """How to store a value into an assignment target."""
@@ -300,6 +311,7 @@ class Compiler:
         parts = [self.binder(t) for t in target.items]
         n = len(parts)
         loc = target.loc
+        guard, stamp = self.guard, self.stamp
 
         def bind_tuple(f: Frame, v: Any) -> None:
             try:
@@ -308,6 +320,7 @@ class Compiler:
                 raise GradcalcError(f"can't unpack {describe(v)} into {n} names", loc) from None
             if len(items) != n:
                 raise GradcalcError(f"can't unpack {len(items)} values into {n} names", loc)
+            guard.changing = stamp.origin  # all names or none under an interrupt (autograd/interrupts.py)
             for bind, item in zip(parts, items, strict=True):
                 bind(f, item)
 
@@ -679,6 +692,20 @@ class Compiler:
 
 def _none(f: Frame) -> None:
     return None
+
+
+def interrupted_at(origin: Origin, before: bool = False) -> KeyboardInterrupt:
+    """The KeyboardInterrupt that stops the program at `origin`'s statement (`before` it began: a Ctrl-C that
+    waited for a statement boundary); the session reports it as `Interrupted`."""
+    exc = KeyboardInterrupt()
+    exc.origin = origin  # type: ignore[attr-defined]
+    exc.before = before  # type: ignore[attr-defined]
+    return exc
+
+
+Compiler.RUNNER_CODE = next(
+    c for c in Compiler.block.__code__.co_consts if getattr(c, "co_name", None) == "run_block"
+)
 
 
 def _literal_argument(node: A.Node) -> bool:

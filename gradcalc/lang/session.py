@@ -3,6 +3,15 @@
 `run` parses the whole text first (a syntax error runs nothing), then runs it statement by statement:
 values go to `out`, warnings and errors to `err` as `FILE:LINE:COL: warning|error: MESSAGE` with the
 source line and a caret. The REPL's `:` commands are statements too, handled here.
+
+Interrupts (Ctrl-C, LANGUAGE.md section 6): whoever catches SIGINT (repl/interrupt.py, for the REPL, the
+command line and a Jupyter kernel) asks `interrupt_verdict(frame)` where the main thread is, and either
+raises KeyboardInterrupt there or calls `interrupt()`, which stops the program before its next statement.
+The verdict raises only inside a statement that has changed nothing yet: its expressions, a backward's walk
+(which changes nothing until its last step, under `GUARD.atomic`); not once the engine has begun changing
+state for it (`GUARD.changing`), not in a weak reference's callback or an undo (`UNSAFE`), not in code of
+neither gradcalc nor NumPy, not between statements. The statement it stops changed nothing: the session
+reports `error: interrupted` there, puts the modes back, and `explain` names it.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any, TextIO
 
 from .errors import DIM, RESET, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
@@ -20,6 +30,11 @@ from .interpreter import Interpreter, Unit
 from .keywords import KEYWORDS
 
 RECURSION_LIMIT = 20000  # user recursion and nested expressions are bounded below this (interpreter.py)
+
+# What a Ctrl-C may do where it finds the program (`Session.interrupt_verdict`): raise there; wait for the
+# running statement to finish (it has begun changing state), then stop; not here: try again a moment later,
+# or stop before the next statement, whichever comes first; nothing runs.
+RAISE, WAIT, RETRY, IDLE = "raise", "wait", "retry", "idle"
 
 
 class QuitRequested(GradcalcError):
@@ -52,10 +67,18 @@ class Session:
         self.color = color
         self.quit_requested = False
         self._interp = Interpreter(self, max_elements)
+        from gradcalc.autograd.interrupts import GUARD  # the Interpreter has loaded the engine
+        from gradcalc.autograd.node import STAMP
+
+        self._guard, self._stamp = GUARD, STAMP
         self._shown_warnings: set[tuple[str, str, int]] = set()
         self._unit: Unit | None = None
         self._repl_input = False  # the input running came from the REPL (errors hint at `explain`)
         self._hinted = False
+        self._phase: str | None = None  # "compile" or "run" while `run` runs (interrupt_verdict reads it)
+        self._stopping = False  # an interrupt was raised and has not been reported yet
+        self._waited: Any = None  # the statement an interrupt let finish (it had begun changing state)
+        self.interrupted = False  # the last `run` was stopped by an interrupt (the command line exits 130)
 
     # -- the interface -----------------------------------------------------------------------------
     @property
@@ -76,21 +99,37 @@ class Session:
     ) -> bool:
         """Run `source`; True when no error happened. See the module docstring."""
         self._interp.stop_requested = False
+        self._stopping = self.interrupted = False
+        self._waited = None
+        self._guard.changing = None
         self._repl_input = interactive
         unit = Unit(filename, source, interactive and "\n" not in source.strip())
         self._shown_warnings = set()
         self._unit = unit
         try:
             with self._running():
+                self._phase = "compile"
                 try:
                     steps = self._compile(source, unit)
                 except GradcalcError as exc:
+                    self._phase = None
                     self._report_error(exc)
                     return False
-                return self._execute(steps, keep_going)
-        except KeyboardInterrupt:  # between statements, or while parsing
-            self._report_error(Interrupted(self._current_loc()))
+                self._phase = "run"
+                ok = self._execute(steps, keep_going)
+                self._phase = None
+                if ok and self._interp.stop_requested:
+                    # a Ctrl-C that came too late to stop a statement: the program had finished
+                    self._interp.stop_requested = False
+                    self._report_interrupt(self._waited, finished=True)
+                    return False
+                return ok
+        except KeyboardInterrupt as exc:  # while parsing, or outside any statement
+            self._phase = None
+            self._report_interrupt(exc)
             return False
+        finally:
+            self._phase = None
 
     def completions(self) -> list[str]:
         """Workspace names, keywords and built-ins (for the REPL's completer)."""
@@ -148,8 +187,53 @@ class Session:
         return mode, count
 
     def interrupt(self) -> None:
-        """Ask the running program to stop at the next statement boundary (safe from a thread or a signal)."""
+        """Ask the running program to stop before its next statement (safe from a thread or a signal handler);
+        `error: interrupted` then names that statement, which did not run."""
         self._interp.stop_requested = True
+
+    def interrupt_verdict(self, frame: Any) -> str:
+        """What a Ctrl-C may do that finds the main thread running `frame` (a SIGINT handler's argument):
+        RAISE (raise KeyboardInterrupt there: the statement running has changed nothing), WAIT (it has begun
+        changing state: let it finish, then stop before the next one), RETRY (not at this point: a moment
+        later, or before the next statement), IDLE (no program runs). See the module docstring."""
+        from gradcalc.autograd.interrupts import UNSAFE
+
+        from .compiler import Compiler
+
+        if self._phase is None or self._stopping:
+            return IDLE
+        if self._phase != "run":
+            return RETRY  # compiling: it ends soon, and the first statement does not start
+        runner = Compiler.RUNNER_CODE
+        own = _own_code()
+        f = frame
+        while f is not None:
+            code = f.f_code
+            if code is runner:
+                break
+            if code in UNSAFE or not code.co_filename.startswith(own):
+                return RETRY
+            f = f.f_back
+        if f is None or f is frame:
+            return RETRY  # between two statements (or in the session's own code)
+        if self.running_has_changed():
+            self._waited = self._stamp.origin
+            return WAIT
+        return RAISE
+
+    def interrupt_raised(self) -> None:
+        """The SIGINT handler raised KeyboardInterrupt on RAISE: no other is raised until it is reported."""
+        self._stopping = True
+        self._interp.stop_requested = True  # should anything swallow it, the next statement stops
+
+    def running(self) -> Any:
+        """The statement running now (its origin: `str()` gives its line and text), or None."""
+        return self._stamp.origin if self._phase == "run" else None
+
+    def running_has_changed(self) -> bool:
+        """Whether the statement running now has begun changing state (then an interrupt lets it finish)."""
+        changing = self._guard.changing
+        return self._phase == "run" and changing is not None and changing is self._stamp.origin
 
     # -- running -----------------------------------------------------------------------------------
     def _compile(self, source: str, unit: Unit) -> list:
@@ -178,19 +262,15 @@ class Session:
                 step(top)
             except QuitRequested:
                 break
-            except Interrupted as exc:
-                restore_state(modes)
-                self._report_error(exc)
-                return False
             except GradcalcError as exc:
                 restore_state(modes)
                 self._report_error(exc)
                 ok = False
                 if not keep_going:
                     break
-            except KeyboardInterrupt:  # Ctrl-C inside a statement: it changed nothing, the workspace stays
+            except KeyboardInterrupt as exc:  # Ctrl-C inside a statement: it changed nothing, the workspace stays
                 restore_state(modes)
-                self._report_error(Interrupted(self._current_loc()))
+                self._report_interrupt(exc)
                 return False
             finally:
                 interp.depth = 0
@@ -239,6 +319,7 @@ class Session:
         if value is None and is_call:
             return  # a method called for its effect (b.retain_grad()) prints nothing
         text = render(value, self.format)  # first: a value that can't be shown changes nothing
+        self._commit()
         if value is not None:
             ws = self._interp.workspace
             ws["_"] = ws["ans"] = value
@@ -247,7 +328,14 @@ class Session:
     def print_values(self, values: list[Any]) -> None:
         from .render import render_print
 
-        self._write(self.out, render_print(values, self.format) + "\n")
+        text = render_print(values, self.format)
+        self._commit()
+        self._write(self.out, text + "\n")
+
+    def _commit(self) -> None:
+        """The running statement begins changing what an interrupt can't take back (`_`, the output): a
+        Ctrl-C from now on lets it finish (autograd/interrupts.py)."""
+        self._guard.changing = self._stamp.origin
 
     def graph(self, tensor: Any, path: str | None) -> None:
         """`graph y [to PATH]`: the tree to standard output, or a file (graph.py)."""
@@ -298,6 +386,26 @@ class Session:
         self._write(self.out, render(self.format, self.color).rstrip("\n") + "\n")
 
     # -- diagnostics ---------------------------------------------------------------------------------
+    def _report_interrupt(self, exc: Any, finished: bool = False) -> None:
+        """`error: interrupted` at the statement the interrupt stopped (the innermost one running, or the next
+        one, `before` it began); kept for `explain`. `finished`: it came as the program ended, and `exc` is
+        the origin of the statement it let finish (or None)."""
+        origin = exc if finished else getattr(exc, "origin", None)
+        if origin is not None:
+            err = Interrupted(origin.loc)
+            err.filename, err.source = origin.unit.filename, origin.unit.source
+            err.interactive = origin.unit.interactive  # type: ignore[attr-defined]
+        else:
+            err = Interrupted(None if finished else self._current_loc())
+        err.origin = origin  # type: ignore[attr-defined]
+        err.before = bool(getattr(exc, "before", False))  # type: ignore[attr-defined]
+        err.finished = finished  # type: ignore[attr-defined]
+        self._interp.depth = 0
+        self._stopping = False
+        self.interrupted = True
+        self._report_error(err)
+        self._interp.last_error = err  # `explain` names the statement
+
     def _report_error(self, exc: GradcalcError) -> None:
         unit = self._unit
         filename = exc.filename if exc.filename is not None else (unit.filename if unit else "<stdin>")
@@ -399,4 +507,13 @@ class Session:
             step(top)
 
 
-__all__ = ["QuitRequested", "Session", "error_from"]
+@lru_cache(maxsize=1)
+def _own_code() -> tuple[str, ...]:
+    """Where gradcalc's and NumPy's code lives: a Ctrl-C raises only in frames of theirs (interrupt_verdict)."""
+    import numpy
+
+    import gradcalc
+
+    return tuple(os.path.dirname(m.__file__) + os.sep for m in (gradcalc, numpy) if m.__file__)
+
+__all__ = ["IDLE", "QuitRequested", "RAISE", "RETRY", "Session", "WAIT", "error_from"]

@@ -14,6 +14,8 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..autograd.interrupts import GUARD
+from ..autograd.node import STAMP
 from ..autograd.tensor import Tensor
 from .parameter import Parameter
 
@@ -272,6 +274,7 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every parameter: to None (the default), or to zeros."""
+        GUARD.changing = STAMP.origin  # all or nothing under an interrupt (autograd/interrupts.py)
         for p in self.parameters():
             g = p._grad
             if g is None:

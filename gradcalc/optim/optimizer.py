@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.interrupts import GUARD
+from ..autograd.node import STAMP
 from ..autograd.tensor import Tensor, version_of
 
 
@@ -129,6 +131,7 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of every optimized tensor: to None (the default), or to zeros."""
+        GUARD.changing = STAMP.origin  # all or nothing under an interrupt (autograd/interrupts.py)
         for group in self.param_groups:
             for p in group["params"]:
                 g = p._grad
@@ -151,6 +154,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        GUARD.changing = STAMP.origin  # every parameter or none under an interrupt (autograd/interrupts.py)
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:

@@ -75,6 +75,30 @@ def test_expression_text_may_start_with_a_minus_or_a_blank(run_gradcalc: Run, to
     assert (result.returncode, result.stdout, result.stderr) == (0, repr(torch.tensor(-1.0) / 0) + "\n", "")
 
 
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        # LANGUAGE.md section 6: several -e are one program, one line each, the common indentation removed
+        (("-e", "def f(x):", "-e", "    return x * 2", "-e", "f(3)"), "tensor(6.)\n"),
+        (("-e", "  def f(x):", "-e", "      return x * 2", "-e", "  f(3)"), "tensor(6.)\n"),
+        (("-e", "for i in range(3):", "-e", "\tif i == 2:", "-e", "\t\ti * 10"), "20\n"),  # range gives whole numbers
+        (("-e", "s = 0", "-e", "for i in [1, 2]:", "-e", "    s = s + i", "-e", "", "-e", "s"), "tensor(3.)\n"),
+        (("-e", " 1+1"), "tensor(2.)\n"),
+        (("-e", "def g(x):\n    return -x", "-e", "g(4)"), "tensor(-4.)\n"),
+    ],
+)
+def test_several_expression_options_form_blocks(run_gradcalc: Run, args: tuple[str, ...], expected: str) -> None:
+    result = run_gradcalc(*args)
+    assert (result.returncode, result.stdout, result.stderr) == (0, expected, "")
+
+
+def test_expression_lines_keep_indentation_beyond_the_common_part(run_gradcalc: Run) -> None:
+    result = run_gradcalc("-e", "1", "-e", "  2")  # an indented line with nothing to belong to
+    assert result.returncode == 1
+    assert result.stdout == ""  # a syntax error runs nothing
+    assert result.stderr.startswith("<expr>:2:")
+
+
 def test_standard_input_pipe(run_gradcalc: Run) -> None:
     program = "x = 0.5 requires_grad\ny = sin(x)\nbackward y\nx.grad\n"
     result = run_gradcalc("--format", "plain", stdin=program)

@@ -21,6 +21,7 @@ import numpy as np
 from .. import forward_ad, grad_mode, provenance
 from ..grad_mode import state
 from ..hooks import move_retained
+from ..interrupts import GUARD
 from ..node import STAMP, Node
 from ..provenance import failure
 from ..tensor import Tensor, version_of
@@ -104,6 +105,7 @@ def apply_inplace(
             f"{what}: the result has shape {tuple(new._data.shape)}, which cannot be written into a tensor "
             f"of shape {tuple(data.shape)}"
         )
+    GUARD.changing = STAMP.origin  # from here the change runs to its end (interrupts.py)
     np.copyto(data, new._data, casting="unsafe")
     counter = version_of(t)
     counter.value += 1
@@ -171,6 +173,7 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
         def method(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
             if ufunc is not None and alpha == 1 and _in_numpy(self, other):
                 check_inplace(self, name)
+                GUARD.changing = STAMP.origin
                 ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
                 counter = version_of(self)
                 counter.value += 1
@@ -184,6 +187,7 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
         def method(self: Tensor, other: Any) -> Tensor:  # type: ignore[misc]
             if ufunc is not None and _in_numpy(self, other):
                 check_inplace(self, name)
+                GUARD.changing = STAMP.origin
                 ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
                 counter = version_of(self)
                 counter.value += 1

@@ -46,6 +46,9 @@ def explain_error(err: Any, frame: Any, interp: Any) -> Report:
     cause = engine_error(err)
     where = _where(err)
     origin = getattr(err, "origin", None)
+    if type(err).__name__ == "Interrupted":
+        return Report("error", "interrupted", lambda s: [_head(err, where, s), *_interrupted(err, origin)],
+                      line=_line(err))
     if cause is not None:
         reason = cause.autograd_reason  # type: ignore[attr-defined]
         info = cause.autograd_info  # type: ignore[attr-defined]
@@ -108,6 +111,33 @@ def _rebound(err: Any, r: Any, s: Style) -> list[str]:
     where = statement(origin) if origin is not None else "the statement"
     return [f"What happened: {where} read {s.name(r.name + '.grad')}, which is None, and computed with it.",
             *told(r, s)]
+
+
+def _interrupted(err: Any, origin: Any) -> list[str]:
+    """Ctrl-C (LANGUAGE.md section 6): which statement it stopped, and that it changed nothing."""
+    where = statement(origin) if origin is not None else "the program"
+    if getattr(err, "finished", False) and origin is None:
+        return ["Why: Ctrl-C came as the program was ending: every statement of it ran to its end.",
+                "Fix: nothing is wrong; the workspace is as the program left it."]
+    if getattr(err, "finished", False):
+        return [
+            f"Where: {where}, which was running when Ctrl-C came.",
+            "Why: it had already begun changing the workspace (an in-place change, a backward's gradients), "
+            "so it ran to its end; the program stopped after it, with nothing left to run.",
+            "Fix: nothing is wrong; the workspace is as that statement left it.",
+        ]
+    if getattr(err, "before", False):
+        why = (f"Why: Ctrl-C stopped the program before {where} began (the statement running then had begun "
+               "changing the workspace, so it was let finish, or it had just ended): it did not run.")
+    else:
+        why = (f"Why: Ctrl-C stopped {where} while it ran; it changed nothing (it bound no name and left every "
+               ".grad, version and saved value as it was).")
+    return [
+        f"Where: {where}.",
+        why,
+        "The statements before it ran, earlier iterations of a loop included, and their effects stay.",
+        "Fix: nothing is wrong; run it again to finish it.",
+    ]
 
 
 def _made(node: Any) -> str:

@@ -115,8 +115,11 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
 
         return run_one
 
+    guard, stamp = c.guard, c.stamp
+
     def run_many(f: Frame) -> None:
         v = value(f)
+        guard.changing = stamp.origin  # every target or none under an interrupt (autograd/interrupts.py)
         for bind in binders:
             bind(f, v)
 
@@ -204,6 +207,7 @@ class Del(Stmt):
 def compile_del(c: Compiler, st: Del) -> Closure:
     names = [(n.id, n.loc) for n in st.names]
     interp = c.interp
+    guard, stamp = c.guard, c.stamp
 
     def run(f: Frame) -> None:
         for name, loc in names:
@@ -211,6 +215,7 @@ def compile_del(c: Compiler, st: Del) -> Closure:
                 if interp.is_predefined(name):
                     raise GradcalcError(f"'{name}' is predefined, not a variable: it can't be deleted", loc)
                 raise GradcalcError(f"name '{name}' is not defined", loc)
+        guard.changing = stamp.origin  # all the names or none under an interrupt (autograd/interrupts.py)
         for name, _ in names:
             del f.vars[name]
 
