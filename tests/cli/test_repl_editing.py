@@ -9,12 +9,11 @@ the test process (the keys a terminal sends), and through a pipe into `gradcalc 
 from __future__ import annotations
 
 import re
-import threading
-import time
 from collections.abc import Callable
 
 import pytest
 from test_repl_terminal import Tmux, prompt_after, prompts, tmux_gradcalc  # noqa: F401 - the fixture `terminal` uses
+from typing_keys import later
 
 UP = "\x1b[A"
 
@@ -28,19 +27,6 @@ def terminal(tmux_gradcalc: Tmux) -> Tmux:  # noqa: F811 - the fixture imported 
 def lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
-
-def later(*steps: str, pause: float = 0.5) -> Callable[[object, object], None]:
-    """Type each of `steps` after a pause (the history loads in the background, as a person's typing lets it)."""
-
-    def start(session: object, pipe) -> None:
-        def type_slowly() -> None:
-            for keys in steps:
-                time.sleep(pause)
-                pipe.send_text(keys)
-
-        threading.Thread(target=type_slowly, daemon=True).start()
-
-    return start
 
 
 def last_prompt_line(screen: str) -> str:

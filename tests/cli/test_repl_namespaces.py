@@ -4,31 +4,16 @@ on a pipe)."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Callable
 
-
-def typing(*chunks: str, pause: float = 1.0) -> Callable[[object, object], None]:
-    """Type each chunk after a pause: completion runs in a background thread, as a person's typing gives it time
-    to (generous: a loaded machine may delay it)."""
-
-    def start(session: object, pipe) -> None:
-        def type_slowly() -> None:
-            for chunk in chunks:
-                time.sleep(pause)
-                pipe.send_text(chunk)
-
-        threading.Thread(target=type_slowly, daemon=True).start()
-
-    return start
+from typing_keys import later
 
 
 def test_tab_completes_a_namespace_member(drive_repl: Callable) -> None:
-    run = drive_repl("nn.Li", during=typing(
+    run = drive_repl("nn.Li", during=later(
         "\t", "(1, 1).out_features\r",  # the only member of nn that starts so: Linear
         "torch.nn.functio", "\t", ".rel", "\t", "(-2)\r",  # torch.nn.functional, then its relu
-        "import torch.nn.functional as G\r", "G.silu(0) + G.softp", "\t", "(0)\r", "\x04"))
+        "import torch.nn.functional as G\r", "G.silu(0) + G.softp", "\t", "(0)\r", "\x04", pause=1.0))
     assert run.err == ""
     # nn.Linear(1, 1).out_features; torch.nn.functional.relu(-2); silu(0) + softplus(0) = 0 + log 2
     assert run.out.split() == ["1", "tensor(0.)", "tensor(0.6931)"]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
+from typing_keys import later
 
 from gradcalc.lang import BUILTINS, KEYWORDS, Session
 from gradcalc.repl.app import toolbar_text
@@ -190,20 +191,6 @@ def test_completion_of_names(session_with_x: Session) -> None:
     assert complete(session_with_x, ":va") == [":vars"]
 
 
-def later(*steps: str, pause: float = 0.4) -> Callable[[object], None]:
-    """Type each of `steps` after a pause: completion and suggestion run in the background, as a person's
-    typing gives them time to."""
-
-    def start(session: object, pipe) -> None:
-        def type_slowly() -> None:
-            for keys in steps:
-                time.sleep(pause)
-                pipe.send_text(keys)
-
-        threading.Thread(target=type_slowly, daemon=True).start()
-
-    return start
-
 
 def test_tab_completes_in_the_running_repl(drive_repl: Callable) -> None:
     # Tab picks the only candidate; the first Enter accepts it, the second runs the line.
@@ -228,5 +215,5 @@ def test_history_is_saved_and_suggested(drive_repl: Callable, tmp_path) -> None:
     saved = history.read_text(encoding="utf-8")
     assert "+v = 21" in saved and "+v * 2" in saved
     # A new REPL on the same file: Right arrow (Ctrl-F) accepts the suggestion from history.
-    run = drive_repl("v = 1\rv *", during=later("\x06", "\r", "\x04"), history=history)
+    run = drive_repl("v = 1\rv *", during=later("\x06", "\r", "\x04", pause=0.4), history=history)
     assert lines(run.out) == ["tensor(2.)"]
