@@ -6,7 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import forward_ad, grad_mode
-from .engine import _check_roots, run_backward, unused_error, warn_create_graph_cycle
+from .engine import run_backward, warn_create_graph_cycle
+from .plan import roots_of, unused_error
 from .tensor import Tensor
 
 
@@ -60,7 +61,7 @@ def backward(
         warn_create_graph_cycle()
     if grad_mode.forward_seen and forward_ad._pending:  # tangents first: backward may free what they need
         forward_ad.force_pending()
-    roots = _check_roots(outs, grads, "backward")
+    roots = roots_of(outs, grads, "backward")
     wanted = _as_list(inputs) if inputs is not None else None
     if wanted is not None and not wanted:
         raise RuntimeError("backward: inputs= was given but is empty")
@@ -122,7 +123,7 @@ def grad(
         allow_unused = materialize_grads
     if grad_mode.forward_seen and forward_ad._pending:
         forward_ad.force_pending()
-    roots = _check_roots(outs, grads, "grad")
+    roots = roots_of(outs, grads, "grad")
     found = run_backward(
         roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False,
         allow_unused=bool(allow_unused),

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from .node import STAMP, AccumulateGrad
+from .reasons import failure  # noqa: F401 - where the engine's modules have always found it
 
 if TYPE_CHECKING:
     from .node import Node
@@ -75,16 +76,6 @@ class Call:
 
 
 calls: deque[tuple] = deque(maxlen=KEPT)  # Call's fields, as plain tuples
-
-
-def failure(message: str, reason: str, **info: Any) -> RuntimeError:
-    """The engine's RuntimeError with its message unchanged, plus what a front end needs to explain it:
-    `autograd_reason` (a word: "freed", "version", "leaf_inplace", ...) and `autograd_info` (the node, the
-    tensor, the versions...)."""
-    exc = RuntimeError(message)
-    exc.autograd_reason = reason  # type: ignore[attr-defined]
-    exc.autograd_info = info  # type: ignore[attr-defined]
-    return exc
 
 
 # -- in-place changes ----------------------------------------------------------------------------------
