@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad
 from .differentiate import grad
 from .tensor import Tensor
 
@@ -209,8 +210,7 @@ def _compare(analytic: list, numerical: list, outs: tuple[Tensor, ...], args: tu
 def _forward_jacobian(func: Callable[..., Any], args: tuple, checked: list[int],
                       outs: tuple[Tensor, ...]) -> list[list[np.ndarray]]:
     """Per output and checked input, the Jacobian by forward mode: one JVP per input element."""
-    from . import forward_ad as fw
-
+    fw = forward_ad
     jac = [[np.zeros((o._data.size, args[k]._data.size)) for k in checked] for o in outs]
     for c, k in enumerate(checked):
         x = args[k]

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .node import STAMP, AccumulateGrad
+from .grad_mode import STAMP
 from .reasons import failure  # noqa: F401 - where the engine's modules have always found it
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class Call:
     def wrote_into(self, t: Tensor) -> bool:
         """Whether this call wrote into `t.grad`."""
         acc = t._accumulator
-        return any(w is acc if type(w) is AccumulateGrad else w() is t for w in self.wrote)
+        return any(w() is t if type(w) is weakref.ref else w is acc for w in self.wrote)
 
 
 calls: deque[tuple] = deque(maxlen=KEPT)  # Call's fields, as plain tuples
