@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from . import forward_ad, grad_mode
 from .engine import run_backward, warn_create_graph_cycle
 from .plan import roots_of, unused_error
@@ -135,8 +137,6 @@ def grad(
             if not allow_unused:  # reached, but no gradient arrived (the walk checks what it can before)
                 raise unused_error(k, t)
             if materialize_grads:
-                import numpy as np
-
                 g = Tensor._make(np.zeros_like(t._data), False, None)
         elif not create_graph and g._requires_grad:
             g = g.detach()

@@ -247,7 +247,7 @@ def _check_undefined(outs: tuple[Tensor, ...], wrt: list[Tensor], checked: list[
 def _check_batched(func: Callable[..., Any], args: tuple, checked: list[int], raise_exception: bool,
                    forward: bool) -> bool:
     """Products over a batch of random vectors by `func.vmap` against the same products one by one."""
-    from ..func import jvp, vjp, vmap
+    from ..func import jvp, vjp, vmap  # gradcalc.func loads on first use: off the start-up path
 
     rng = np.random.default_rng(0)
     wrt = [args[k] for k in checked]
