@@ -159,7 +159,7 @@ class Compiler:
         self.interp = interp
         self.unit = unit
         self.depth = 0
-        from gradcalc.autograd.node import STAMP  # the engine is loaded by now (the Interpreter loads it)
+        from gradcalc.autograd.graph import STAMP  # the engine is loaded by now (the Interpreter loads it)
 
         self.stamp = STAMP
         self.owner = weakref.ref(interp)  # what origins name as their session (a weak reference: no cycle)

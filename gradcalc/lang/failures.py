@@ -105,7 +105,7 @@ def _numpy_broadcast(message: str) -> str | None:
     p = _patterns()
     if not p["broadcast"].search(message):
         return None
-    from gradcalc.autograd.ops.core import broadcast_message
+    from gradcalc.autograd.inspection import broadcast_message
     text = message.split("[original->remapped]:")[-1]
     shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in p["shape"].findall(text)]
     if "remapped" in message and len(shapes) == 2:  # a value written into a place of another shape
