@@ -64,7 +64,9 @@ def run_backward(
     release = not retain_graph and not create_graph
     want = None if plan.needed is None else plan.wanted()
     recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
-    state.grad_enabled, state.releasing, state.wanted = bool(create_graph), release, want
+    record = bool(create_graph)
+    if recording is not record or releasing is not release or wanted is not want:  # (thread-local writes cost)
+        state.grad_enabled, state.releasing, state.wanted = record, release, want
     try:
         if instrumented:
             ordered.walk(plan, accumulate=accumulate, retain_graph=retain_graph, create_graph=create_graph,
@@ -86,13 +88,17 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
     deps, buffers, stored = plan.deps, plan.buffers, plan.stored
     capture, captured, wanted_leaves, needed = plan.capture, plan.captured, plan.wanted_leaves, plan.needed
     root_nodes = plan.root_nodes
-    # a single root has no edge into it; of several, those no other root leads to
-    ready = root_nodes.copy() if len(root_nodes) == 1 else [node for node in root_nodes if deps[node] == 0]
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
     # The node made ready last, with its gradient, kept out of `ready` and `buffers`: it is the one the
     # stack would give next anyway, and a chain of operations then costs no stack or buffer traffic.
     carry: Node | None = None
     carried: Any = None
+    if len(root_nodes) == 1:  # a single root has no edge into it: it runs first
+        ready: list[Node] = []
+        carry = root_nodes[0]
+        carried = buffers.pop(carry, None)
+    else:  # of several, those no other root leads to
+        ready = [node for node in root_nodes if deps[node] == 0]
     while True:
         if carry is not None:
             node, grads, carry, carried = carry, carried, None, None
@@ -122,7 +128,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                     grads = grads._data if grads._data.ndim else grads._data[()]
                 outs = node.apply(grads if kind is not list else arrays(grads))
             else:
-                outs = node.apply(tensors(grads))
+                outs = node.apply(grads if type(grads) is Tensor else tensors(grads))
             grads = None  # hold no gradient into the next node's formula
             if anomaly:
                 check_nan(node, outs)
@@ -138,11 +144,23 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                             if t is None:
                                 release_saved(node, saved_values)
                                 break
+        if not outs:  # nothing passed on: the inputs only count this node as done
+            for child in nexts:
+                if child is not None:
+                    left = deps[child] - 1
+                    deps[child] = left
+                    if not left:  # ready: it runs next, and the one made ready before it goes on the stack
+                        if carry is not None:
+                            if carried is not None:
+                                buffers[carry] = carried
+                            ready.append(carry)
+                        carry, carried = child, buffers.pop(child, None)
+            continue
         nrs = node._nrs
         k = 0
         for child in nexts:
             if child is not None:
-                g = outs[k] if outs else None
+                g = outs[k]
                 left = deps[child] - 1
                 deps[child] = left
                 if g is not None:  # plan.add_to_buffer, inline (the buffer and `outs` hold the arrays there)
@@ -162,7 +180,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                         g = buffers.pop(child) if not left else None
                 elif not left:
                     g = buffers.pop(child, None)
-                if not left:  # ready: it runs next, and the one made ready before it goes on the stack
+                if not left:  # ready: as above
                     if carry is not None:
                         if carried is not None:
                             buffers[carry] = carried

@@ -84,8 +84,11 @@ def reach(roots: list[Node], deps: dict[Node, int]) -> list[Node]:
     """Add to `deps` (which holds the roots, at 0) every node below `roots`, with the number of edges that
     lead into it; return the nodes whose saved values must be checked before a walk (`Node.check_saved`).
     An explicit stack: no recursion, so a chain of a million operations differentiates."""
-    # nodes whose saved values were freed or may have changed in place
-    suspects = [n for n in roots if n._versions is not None or n._saved is FREED]
+    # nodes whose saved values were freed or may have changed in place (a loop: a comprehension is a call)
+    suspects = []
+    for n in roots:
+        if n._versions is not None or n._saved is FREED:
+            suspects.append(n)
     stack = roots.copy()
     while stack:
         for child in stack.pop()._next:
