@@ -23,7 +23,8 @@ import numpy as np
 
 from . import grad_mode, listen, provenance, temporaries
 from .grad_mode import state
-from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, may_be_stale
+from .node import STAMP, AccumulateGrad, Node
+from .plan import check, reach
 from .tensor import Tensor
 
 # The most elements one gradient array may hold (rows × elements of the largest gradient of one row): the
@@ -80,33 +81,23 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list
 
 
 def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
-    """Per node below `root`, how many edges lead into it; None when a node cannot run batched."""
+    """Per node below `root`, how many edges lead into it (plan.reach); None when a node cannot run batched
+    or a check before the walk fails (the loop of autograd.grad calls then raises it)."""
     deps: dict[Node, int] = {root: 0}
-    stack = [root]
-    late = LATE_COUNTER[0]
-    while stack:
-        node = stack.pop()
+    suspects = reach([root], deps)
+    for node in deps:
         if node._extras is not None:  # a hook, a prehook or retain_grad: the loop runs them
             return None
         if type(node) is AccumulateGrad:
             leaf = node.variable
             if leaf is None or id(leaf) not in where:
                 return None
-            continue
-        if not node.batchable or node.num_outputs != 1 or node.user_code:
+        elif not node.batchable or node.num_outputs != 1 or node.user_code:
             return None
-        if node._saved is FREED or node._versions is not None or (late and may_be_stale(node, late)):
-            try:
-                node.check_saved()
-            except RuntimeError:
-                return None  # the loop raises it, as autograd.grad does
-        for child in node._next:
-            if child is not None:
-                if child in deps:
-                    deps[child] += 1
-                else:
-                    deps[child] = 1
-                    stack.append(child)
+    try:
+        check(suspects, None)
+    except RuntimeError:
+        return None
     return deps
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from . import forward_ad, grad_mode
-from .engine import _check_roots, run_backward, unused_error, warn_create_graph_cycle
+from .engine import run_backward, warn_create_graph_cycle
+from .plan import roots_of, unused_error
 from .tensor import Tensor
 
 
@@ -60,7 +63,7 @@ def backward(
         warn_create_graph_cycle()
     if grad_mode.forward_seen and forward_ad._pending:  # tangents first: backward may free what they need
         forward_ad.force_pending()
-    roots = _check_roots(outs, grads, "backward")
+    roots = roots_of(outs, grads, "backward")
     wanted = _as_list(inputs) if inputs is not None else None
     if wanted is not None and not wanted:
         raise RuntimeError("backward: inputs= was given but is empty")
@@ -122,7 +125,7 @@ def grad(
         allow_unused = materialize_grads
     if grad_mode.forward_seen and forward_ad._pending:
         forward_ad.force_pending()
-    roots = _check_roots(outs, grads, "grad")
+    roots = roots_of(outs, grads, "grad")
     found = run_backward(
         roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False,
         allow_unused=bool(allow_unused),
@@ -134,8 +137,6 @@ def grad(
             if not allow_unused:  # reached, but no gradient arrived (the walk checks what it can before)
                 raise unused_error(k, t)
             if materialize_grads:
-                import numpy as np
-
                 g = Tensor._make(np.zeros_like(t._data), False, None)
         elif not create_graph and g._requires_grad:
             g = g.detach()

@@ -8,6 +8,7 @@ A `.grad`'s "before" and "after" are snapshots (a later backward may add into a 
 gradients of a `NodeRun` are the engine's own tensors, right when the record is made: a listener that keeps
 them past its call should keep copies (one may become a leaf's `.grad`, which later backward calls update
 in place).
+A front end reads them typed through `inspection.observe` (`NodeRan`, `GradWritten`, `HookFired`).
 """
 
 from __future__ import annotations

@@ -34,8 +34,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import grad_mode
+from .engine import run_backward
 from .grad_mode import enable_grad
 from .node import Node, SavedOutput
+from .plan import roots_of
 from .tensor import Tensor
 
 __all__ = ["UnpackedDualTensor", "dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual"]
@@ -186,14 +188,11 @@ def _fit(tangent: Any, out: Tensor) -> Tensor | None:
         return None
     if type(tangent) is not Tensor:
         return Tensor._make(np.broadcast_to(np.asarray(tangent, out._data.dtype), out._data.shape).copy(), False, None)
+    # operations by Tensor's methods: the operations' modules import this one (they propagate tangents)
     if tangent._data.shape != out._data.shape:
-        from .ops.shape import expand
-
-        tangent = expand(tangent, out._data.shape)
+        tangent = tangent.expand(out._data.shape)
     if tangent._data.dtype != out._data.dtype:
-        from .ops.basic import to_dtype
-
-        tangent = to_dtype(tangent, out._data.dtype)
+        tangent = tangent.to(out._data.dtype)
     return tangent
 
 
@@ -213,14 +212,10 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level: int | None = None) -> T
             f"make_dual: the tangent has shape {tuple(tangent._data.shape)} but the tensor has shape "
             f"{tuple(tensor._data.shape)}: they must match"
         )
-    from .ops.shape import view
-
     with _suspended(level, _active):
-        dual = view(tensor, tensor._data.shape)  # a view, as PyTorch's (ViewBackward0)
+        dual = tensor.view(tensor._data.shape)  # a view, as PyTorch's (ViewBackward0)
     if tangent._data.dtype != tensor._data.dtype:
-        from .ops.basic import to_dtype
-
-        tangent = to_dtype(tangent, tensor._data.dtype)
+        tangent = tangent.to(tensor._data.dtype)
     fw = _forced(dual)
     dual._fw = {**fw, level: tangent}
     return dual
@@ -252,6 +247,9 @@ def tangent_repr(t: Tensor, text: str) -> str:
     return f"{head}, {suffix})"
 
 
+Tensor._tangent_repr = tangent_repr  # Tensor.__repr__'s, for a tensor with tangents (tensor.py is below this)
+
+
 class UnpackedDualTensor(NamedTuple):
     """What `unpack_dual` returns: the primal (a view without the tangent) and the tangent (or None)."""
 
@@ -270,10 +268,8 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
     tangent = tangent_of(tensor, level)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    from .ops.shape import alias
-
     with _suspended(level, _active):
-        primal = alias(tensor)
+        primal = tensor[...]  # a new view of the whole tensor, as PyTorch's (AliasBackward0)
     rest = {k: v for k, v in _forced(tensor).items() if k < level}
     if rest:
         primal._fw = rest
@@ -400,9 +396,6 @@ def _force(out: Tensor, p: _Pending) -> dict:
 
 def _double_vjp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Tensor | None:
     """J t from the node's backward formula (J^T u): the gradient in u of <J^T u, t>."""
-    from .differentiate import grad
-    from .ops.reductions import sum as _sum
-
     before = node._next
     pairs = zip(before, tangents, strict=True)
     node._next = tuple(FORWARD_EDGE if t is not None and n is None else n for n, t in pairs)
@@ -421,11 +414,16 @@ def _double_vjp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Tens
                     continue
                 if type(g) is not Tensor:
                     g = Tensor._make(np.asarray(g), False, None)
-                term = _sum(g * t)
+                term = (g * t).sum()
                 total = term if total is None else total + term
             if total is None or not total._requires_grad:
                 return None
-            (r,) = grad(total, u, create_graph=True, allow_unused=True)
+            # autograd.grad(total, u, create_graph=True, allow_unused=True), by the engine itself: the
+            # module of `grad` is above this one (it forces pending tangents before a backward, as here)
+            if _pending:
+                force_pending()
+            (r,) = run_backward(roots_of([total], [None], "grad"), retain_graph=True, create_graph=True,
+                                inputs=[u], accumulate=False)
     finally:
         node._next = before
     if r is None:
@@ -493,9 +491,6 @@ def _positions(view: np.ndarray, root: np.ndarray) -> np.ndarray | None:
 def share_with_views(root: Tensor, changed: Tensor) -> None:
     """After an in-place change of `changed` (the root or one of its views), make the tangents of the root
     and of its live views agree, as PyTorch's views share their base's tangent."""
-    from .ops import indexing as I
-    from .ops.shape import reshape
-
     views = [r() for r in getattr(root, "_views", None) or ()]
     views = [v for v in views if v is not None]
     if changed is not root:
@@ -509,9 +504,9 @@ def share_with_views(root: Tensor, changed: Tensor) -> None:
         fw = dict(_forced(root))
         for level, t in _forced(changed).items():
             old = fw.get(level)
-            put = I.index_put_zeros(reshape(t, (-1,)), (flat,), (n,))
-            kept = None if old is None else reshape(old, (n,)) * Tensor._make(keep, False, None)
-            fw[level] = reshape(put if kept is None else kept + put, root._data.shape)
+            put = _scatter(t.reshape(-1), flat, n)
+            kept = None if old is None else old.reshape(n) * Tensor._make(keep, False, None)
+            fw[level] = (put if kept is None else kept + put).reshape(root._data.shape)
         root._fw = fw or None
     base = _forced(root)
     for v in views:
@@ -520,5 +515,15 @@ def share_with_views(root: Tensor, changed: Tensor) -> None:
         pos = _positions(v._data, root._data)
         if pos is None:
             continue
-        v._fw = {level: reshape(I.index(reshape(t, (-1,)), (pos.reshape(-1),)), v._data.shape)
-                 for level, t in base.items()} or None
+        v._fw = {level: t.reshape(-1)[pos.reshape(-1)].reshape(v._data.shape) for level, t in base.items()} or None
+
+
+def _scatter(src: Tensor, positions: np.ndarray, n: int) -> Tensor:
+    """Zeros of `n` elements with `src` added at `positions` (repeats add up): PyTorch's `_index_put_impl_`
+    with accumulate (IndexPutImplBackward0), the adjoint of the gather `x[positions]`. This module cannot
+    import the operations (they import it, to carry tangents), so it is that gather's backward formula,
+    called on `src` as it is (recorded when grad mode is on, as the operation would be)."""
+    with enable_grad():
+        gather = Tensor._make(np.zeros(n, src._data.dtype), True, None)[positions].grad_fn
+    (out,) = gather.apply(src)
+    return out

@@ -26,6 +26,7 @@ from . import forward_ad, grad_mode, provenance
 from .grad_mode import state
 from .hooks import watch
 from .node import STAMP, Node
+from .ops import arithmetic, basic
 from .tensor import Tensor, version_of
 
 
@@ -158,8 +159,6 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def _fit(self, g: Tensor, i: int, shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
         """A returned gradient in its input's shape (a broadcast one summed back) and dtype."""
-        from .ops import arithmetic, basic
-
         if g._data.shape != shape:
             try:  # a gradient the input broadcast to is summed back, as PyTorch does
                 fits = np.broadcast_shapes(g._data.shape, shape) == g._data.shape

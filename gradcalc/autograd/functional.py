@@ -15,34 +15,20 @@ from typing import Any
 
 import numpy as np
 
-from . import forward_ad, grad_mode
+from . import batched, forward_ad, grad_mode
 from .differentiate import grad
+from .functional_products import Inputs, as_tuple, hvp, jvp, vhp, vjp
 from .grad_mode import enable_grad
+from .ops.shape import reshape
 from .tensor import Tensor, version_of
 
-Inputs = Tensor | tuple[Tensor, ...]
-
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
-
-
-def _as_tuple(value: Any, what: str, fn: str) -> tuple[bool, tuple[Tensor, ...]]:
-    """(was it a tuple, its tensors): a single tensor is treated as a tuple of one."""
-    is_tuple = isinstance(value, tuple)
-    items = value if is_tuple else (value,)
-    for i, t in enumerate(items):
-        if not isinstance(t, Tensor):
-            where = f"element {i} is" if is_tuple else "it is"
-            raise TypeError(f"{fn}: the {what} must be a tensor or a tuple of tensors, but {where} a "
-                            f"{type(t).__name__}")
-    return is_tuple, items
 
 
 def _prepare(inputs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
     """Fresh tensors to differentiate with respect to. Under create_graph an input that requires grad
     stays connected to its graph (through a reshape to its own shape), so the result can be differentiated
     with respect to the caller's tensors; otherwise each is a detached leaf that requires grad."""
-    from .ops.shape import reshape
-
     out = []
     for t in inputs:
         if create_graph and t._requires_grad:
@@ -65,8 +51,6 @@ def _assemble(rows: list[Tensor], shape: tuple[int, ...], create_graph: bool) ->
     if not carrying and (not create_graph or not any(r._requires_grad for r in rows)):
         data = np.stack([r._data for r in rows]) if rows else np.zeros((0,))
         return Tensor._make(data.reshape(shape), False, None)
-    from .ops.shape import reshape
-
     n = len(rows)
     total: Tensor | None = None
     for j, r in enumerate(rows):
@@ -107,10 +91,10 @@ def jacobian(
                                       "(as in PyTorch)")
         return _forward_jacobian(func, inputs)
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
+        is_inputs_tuple, ins = as_tuple(inputs, "inputs", "jacobian")
         ins = _prepare(ins, create_graph)
         outputs = func(*ins)
-        is_outputs_tuple, outs = _as_tuple(outputs, "outputs of the function", "jacobian")
+        is_outputs_tuple, outs = as_tuple(outputs, "outputs of the function", "jacobian")
         if strict:
             for i, o in enumerate(outs):
                 if not o._requires_grad:
@@ -121,9 +105,7 @@ def jacobian(
         result = []
         for i, o in enumerate(outs):
             if vectorize and not create_graph and not forward_ad._active:  # PyTorch's vmap: one batched pass
-                from .batched import rows as batched_rows
-
-                blocks = batched_rows(o, list(ins))
+                blocks = batched.rows(o, list(ins))
                 if blocks is not None:
                     result.append(tuple(Tensor._make(b, False, None) for b in blocks))
                     continue
@@ -181,11 +163,9 @@ def hessian(
     One input of shape `I`: a tensor of shape `I + I`. A tuple of inputs: a tuple of tuples, entry
     `[i][j]` of shape `input_i.shape + input_j.shape`.
     """
-    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hessian")
+    is_inputs_tuple, ins = as_tuple(inputs, "inputs", "hessian")
 
     def single_output(*args: Tensor) -> Tensor:
-        from .ops.shape import reshape
-
         out = func(*args)
         if not isinstance(out, Tensor):
             raise RuntimeError(
@@ -223,31 +203,29 @@ def hessian(
 
 def _forward_jacobian(func: Callable[..., Any], inputs: Inputs) -> Any:
     """The Jacobian by forward mode: one JVP per input element, along its basis vector."""
-    from . import forward_ad as fw
-
-    is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jacobian")
+    is_inputs_tuple, ins = as_tuple(inputs, "inputs", "jacobian")
     columns: list[list[list[Tensor]]] = []  # per input, per element: the tangent of each output
     outs: tuple[Tensor, ...] = ()
     is_outputs_tuple = False
     for k, x in enumerate(ins):
         per_element = []
         for j in range(x._data.size):
-            level = fw.enter_dual_level()
+            level = forward_ad.enter_dual_level()
             try:
                 duals = []
                 for i, y in enumerate(ins):
                     t = np.zeros_like(y._data)
                     if i == k:
                         t.reshape(-1)[j] = 1
-                    duals.append(fw.make_dual(y.detach(), Tensor._make(t, False, None), level=level))
+                    duals.append(forward_ad.make_dual(y.detach(), Tensor._make(t, False, None), level=level))
                 result = func(*duals)
-                is_outputs_tuple, outs = _as_tuple(result, "outputs of the function", "jacobian")
+                is_outputs_tuple, outs = as_tuple(result, "outputs of the function", "jacobian")
                 per_element.append([_tangent_or_zeros(o, level) for o in outs])
             finally:
-                fw.exit_dual_level(level=level)
+                forward_ad.exit_dual_level(level=level)
         columns.append(per_element)
     if not outs:  # every input is empty: the outputs come from one plain call
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the function", "jacobian")
+        is_outputs_tuple, outs = as_tuple(func(*ins), "outputs of the function", "jacobian")
     result = []
     for i, o in enumerate(outs):
         blocks = []
@@ -264,10 +242,6 @@ def _forward_jacobian(func: Callable[..., Any], inputs: Inputs) -> Any:
 
 
 def _tangent_or_zeros(o: Tensor, level: int) -> Tensor:
-    from . import forward_ad as fw
-
-    t = fw.unpack_dual(o, level=level).tangent
+    t = forward_ad.unpack_dual(o, level=level).tangent
     return Tensor._make(np.zeros_like(o._data), False, None) if t is None else t
 
-
-from .functional_products import hvp, jvp, vhp, vjp  # noqa: E402 - they build on this module's helpers

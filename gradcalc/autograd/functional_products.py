@@ -16,16 +16,28 @@ from typing import Any
 import numpy as np
 
 from .differentiate import grad
-from .functional import Inputs, _as_tuple
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
+from .ops.shape import view_as
 from .tensor import Tensor
 
 __all__ = ["hvp", "jvp", "vhp", "vjp"]
 
+Inputs = Tensor | tuple[Tensor, ...]
+
+
+def as_tuple(value: Any, what: str, fn: str) -> tuple[bool, tuple[Tensor, ...]]:
+    """(was it a tuple, its tensors): a single tensor is treated as a tuple of one."""
+    is_tuple = isinstance(value, tuple)
+    items = value if is_tuple else (value,)
+    for i, t in enumerate(items):
+        if not isinstance(t, Tensor):
+            where = f"element {i} is" if is_tuple else "it is"
+            raise TypeError(f"{fn}: the {what} must be a tensor or a tuple of tensors, but {where} a "
+                            f"{type(t).__name__}")
+    return is_tuple, items
+
 
 def _preprocess(items: tuple[Tensor, ...], create_graph: bool, need_graph: bool) -> tuple[Tensor, ...]:
-    from .ops.shape import view_as
-
     out = []
     for t in items:
         if create_graph and t._requires_grad:
@@ -112,12 +124,12 @@ def vjp(func: Callable[..., Any], inputs: Inputs, v: Any = None, create_graph: b
     `v` has the outputs' shapes (may be left out for a single-element output); the product has the inputs'.
     """
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vjp")
+        is_inputs_tuple, ins = as_tuple(inputs, "inputs", "vjp")
         ins = _preprocess(ins, create_graph, True)
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the function", "vjp")
+        is_outputs_tuple, outs = as_tuple(func(*ins), "outputs of the function", "vjp")
         _check_requires_grad(outs, "outputs", strict, "vjp")
         if v is not None:
-            _, vs = _as_tuple(v, "v", "vjp")
+            _, vs = as_tuple(v, "v", "vjp")
             vs = _preprocess(vs, create_graph, False)
             _validate_v(vs, outs, "vjp", "outputs")
         else:
@@ -137,16 +149,16 @@ def jvp(func: Callable[..., Any], inputs: Inputs, v: Any = None, create_graph: b
     `v` has the inputs' shapes (may be left out for a single-element input); the product has the outputs'.
     Computed as PyTorch's is, by the double-vjp trick (for forward mode see `gradcalc.func.jvp`)."""
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "jvp")
+        is_inputs_tuple, ins = as_tuple(inputs, "inputs", "jvp")
         ins = _preprocess(ins, create_graph, True)
         if v is not None:
-            _, vs = _as_tuple(v, "v", "jvp")
+            _, vs = as_tuple(v, "v", "jvp")
             vs = _preprocess(vs, create_graph, False)
             _validate_v(vs, ins, "jvp", "inputs")
         else:
             vs = None
             _single_element_v(ins, "jvp", "input")
-        is_outputs_tuple, outs = _as_tuple(func(*ins), "outputs of the function", "jvp")
+        is_outputs_tuple, outs = as_tuple(func(*ins), "outputs of the function", "jvp")
         _check_requires_grad(outs, "outputs", strict, "jvp")
         grad_outputs = tuple(Tensor._make(np.zeros_like(o._data), False, None).requires_grad_(True) for o in outs)
         grad_inputs = _grad(outs, ins, grad_outputs, True)
@@ -160,7 +172,7 @@ def jvp(func: Callable[..., Any], inputs: Inputs, v: Any = None, create_graph: b
 
 def _scalar_output(func: Callable[..., Any], ins: tuple[Tensor, ...], fn: str, strict: bool) -> Tensor:
     result = func(*ins)
-    is_outputs_tuple, outs = _as_tuple(result, "outputs of the function", fn)
+    is_outputs_tuple, outs = as_tuple(result, "outputs of the function", fn)
     _check_requires_grad(outs, "outputs", strict, fn)
     if is_outputs_tuple:
         raise RuntimeError(f"{fn}: the function must return a single tensor, not a tuple")
@@ -174,7 +186,7 @@ def vhp(func: Callable[..., Any], inputs: Inputs, v: Any = None, create_graph: b
         strict: bool = False) -> tuple[Any, Any]:
     """The vector-Hessian product v^T H of a function returning one element: `(func(inputs), vhp)`."""
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "vhp")
+        is_inputs_tuple, ins = as_tuple(inputs, "inputs", "vhp")
         ins = _preprocess(ins, create_graph, True)
         vs = _products_v(v, ins, create_graph, "vhp")
         out = _scalar_output(func, ins, "vhp", strict)
@@ -191,7 +203,7 @@ def hvp(func: Callable[..., Any], inputs: Inputs, v: Any = None, create_graph: b
     """The Hessian-vector product H v of a function returning one element: `(func(inputs), hvp)`, by the
     double-vjp trick as in PyTorch (for a symmetric Hessian it equals `vhp`)."""
     with enable_grad():
-        is_inputs_tuple, ins = _as_tuple(inputs, "inputs", "hvp")
+        is_inputs_tuple, ins = as_tuple(inputs, "inputs", "hvp")
         ins = _preprocess(ins, create_graph, True)
         vs = _products_v(v, ins, create_graph, "hvp")
         out = _scalar_output(func, ins, "hvp", strict)
@@ -210,7 +222,7 @@ def _products_v(v: Any, ins: tuple[Tensor, ...], create_graph: bool, fn: str) ->
     if v is None:
         _single_element_v(ins, fn, "input")
         return None
-    _, vs = _as_tuple(v, "v", fn)
+    _, vs = as_tuple(v, "v", fn)
     vs = _preprocess(vs, create_graph, False)
     _validate_v(vs, ins, fn, "inputs")
     return vs

@@ -254,9 +254,7 @@ class detect_anomaly(_DecoratorContextManager):
 
 
 def _stamp_nodes() -> None:
-    """From now on, nodes keep where they were made (node.STAMP)."""
-    from .node import STAMP
-
+    """From now on, nodes keep where they were made (`STAMP`)."""
     STAMP.on = True
     STAMP.simple = False
 
@@ -277,3 +275,59 @@ class set_detect_anomaly:
 
     def __exit__(self, *exc: object) -> None:
         state.anomaly, state.check_nan = self.prev
+
+
+# -- what recording stamps on each node --------------------------------------------------------------------
+class AnomalyTrace(str):
+    """The forward traceback anomaly mode keeps on a node when no front end set an origin."""
+
+
+class _Stamp:
+    """What nodes are stamped with at creation beyond their formula, all rare: the front end's `origin` (the
+    language's statement, `Node.origin`), anomaly mode's traceback, saved-tensor hooks' packing. `on`
+    becomes True once any of them was used: until then the hot creation paths do nothing more (an unset
+    `_trace` slot reads as None), after it they call `stamp(node)` once the node has saved its values.
+    A module-level holder rather than a thread-local: one attribute load per recorded operation. `simple`
+    stays True while only origins were used (no anomaly mode, no packing): then the hot paths store the
+    origin themselves instead of calling `stamp` (which reads the thread's anomaly state).
+    Kept here, with the modes, because anomaly mode turns it on; saved.py turns packing on, and hands over
+    its packing function (`pack`) as it does."""
+
+    __slots__ = ("origin", "on", "packing", "simple", "pack")
+
+    def __init__(self) -> None:
+        self.origin: Any = None
+        self.on = False
+        self.packing = False  # saved_tensors_hooks were used (saved.py keeps the thread's active pair)
+        self.simple = True
+        self.pack: Callable[[Any], None] | None = None  # saved.pack_saved, set with `packing`
+
+    def stamp(self, node: Any) -> None:
+        """Give a node just made its origin (or anomaly traceback), and pack what it saved."""
+        node._trace = traceback_of_forward() if state.anomaly else self.origin
+        if self.packing and node._saved:
+            self.pack(node)  # type: ignore[misc]
+
+
+STAMP = _Stamp()
+_anomaly_context = threading.local()
+
+
+def traceback_of_forward() -> Any:
+    """Where the recording operation was called: the front end's origin when one is set (its str is what
+    anomaly mode shows), else the language's description of the statement, else the Python traceback."""
+    if STAMP.origin is not None:
+        return STAMP.origin  # the front end's origin serves anomaly's message too (by its str)
+    described = getattr(_anomaly_context, "describe", None)
+    if described is not None:
+        return AnomalyTrace(described())
+    import traceback  # only anomaly mode from plain Python needs it: kept off the start-up path
+
+    # the user's frames only: however deep inside the engine the node was made
+    frames = [f for f in traceback.extract_stack() if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
+    return AnomalyTrace("".join(traceback.format_list(frames[-4:])))
+
+
+def set_anomaly_context(describe: Any) -> None:
+    """Let a front end (the language) say where a forward operation comes from, for anomaly mode."""
+    _anomaly_context.describe = describe

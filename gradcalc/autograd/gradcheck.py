@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from . import forward_ad
 from .differentiate import grad
 from .tensor import Tensor
 
@@ -209,8 +210,7 @@ def _compare(analytic: list, numerical: list, outs: tuple[Tensor, ...], args: tu
 def _forward_jacobian(func: Callable[..., Any], args: tuple, checked: list[int],
                       outs: tuple[Tensor, ...]) -> list[list[np.ndarray]]:
     """Per output and checked input, the Jacobian by forward mode: one JVP per input element."""
-    from . import forward_ad as fw
-
+    fw = forward_ad
     jac = [[np.zeros((o._data.size, args[k]._data.size)) for k in checked] for o in outs]
     for c, k in enumerate(checked):
         x = args[k]
@@ -247,7 +247,7 @@ def _check_undefined(outs: tuple[Tensor, ...], wrt: list[Tensor], checked: list[
 def _check_batched(func: Callable[..., Any], args: tuple, checked: list[int], raise_exception: bool,
                    forward: bool) -> bool:
     """Products over a batch of random vectors by `func.vmap` against the same products one by one."""
-    from ..func import jvp, vjp, vmap
+    from ..func import jvp, vjp, vmap  # gradcalc.func loads on first use: off the start-up path
 
     rng = np.random.default_rng(0)
     wrt = [args[k] for k in checked]

@@ -5,6 +5,8 @@ front end needs to narrate it (observers, origins).
   `register_prehook`, `saved` (name -> value, or `FREED`), `origin`, `_sequence_nr()`, `_saved_<name>`);
 - `observe_backward(listener)`: hear every step of backward (records in `gradcalc.autograd.events`);
 - `origin(obj)` / `set_origin(obj)`: stamp the nodes made meanwhile with what the front end is running;
+  `STAMP.origin` is what they set, for a front end that sets it once per statement (the language's block
+  runner) without a call;
 - PyTorch's `saved_tensors_hooks`, `save_on_cpu`, `allow_mutation_on_saved_tensors`, `increment_version`,
   `register_multi_grad_hook`.
 """
@@ -17,9 +19,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from . import provenance, saved
+from .grad_mode import STAMP
 from .hooks import RemovableHandle
 from .listen import observe_backward
-from .node import STAMP, Node, set_origin
+from .node import Node, set_origin
 from .ordered import current_task
 from .tensor import Tensor, version_of
 
@@ -27,8 +30,8 @@ from .tensor import Tensor, version_of
 FREED = saved.FREED_VALUE
 
 __all__ = [
-    "FREED", "Node", "RemovableHandle", "allow_mutation_on_saved_tensors", "increment_version", "observe_backward",
-    "origin", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks", "set_origin",
+    "FREED", "STAMP", "Node", "RemovableHandle", "allow_mutation_on_saved_tensors", "increment_version",
+    "observe_backward", "origin", "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks", "set_origin",
 ]
 
 

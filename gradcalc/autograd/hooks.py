@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import node as _node  # (node.py imports this module first: its STAMP is read at call time)
+from .grad_mode import STAMP
 from .interrupts import GUARD
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class RemovableHandle:
         """Remove the hook (removing it twice does nothing)."""
         hooks = self.hooks_dict_ref()
         if hooks is not None and self.id in hooks:
-            GUARD.changing = _node.STAMP.origin
+            GUARD.changing = STAMP.origin
             del hooks[self.id]
 
     def __enter__(self) -> RemovableHandle:
@@ -76,7 +76,7 @@ class HookDict(dict):
 def _add(node: Node, hooks: HookDict, fn: Callable) -> RemovableHandle:
     if not callable(fn):
         raise TypeError(f"a hook must be callable, not {type(fn).__name__}")
-    GUARD.changing = _node.STAMP.origin  # a host lets the statement that registers it finish (interrupts.py)
+    GUARD.changing = STAMP.origin  # a host lets the statement that registers it finish (interrupts.py)
     watch(node)
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn

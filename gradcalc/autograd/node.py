@@ -13,41 +13,22 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import hooks
 from . import saved as saved_module
-from .grad_mode import state
+from .counters import LATE_COUNTER, SEQ, Version, next_seq
+from .grad_mode import STAMP, AnomalyTrace, set_anomaly_context, state, traceback_of_forward
+from .reasons import failure
+from .saved import FREED, NOTHING, freed_error, freed_message, version_error, version_mismatch
+from .tensor import Tensor
 
-if TYPE_CHECKING:
-    from .tensor import Tensor
-
-class _Freed(tuple):
-    """The marker `_saved` holds once backward released a node's saved values."""
-
-
-FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
-NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
-
-# Every node takes the next number when made (PyTorch's sequence_nr): the instrumented walk runs, among the
-# nodes ready, the most recently made first, as PyTorch's does. Every creation site numbers its node: the
-# hot ones inline `node._seq = SEQ[0] = SEQ[0] + 1` (half the cost of calling a counter), others call
-# `next_seq()`. Not atomic across threads: numbers need only grow within a thread (PyTorch's are per thread).
-SEQ = [0]
-
-
-def next_seq() -> int:
-    """The next creation number."""
-    n = SEQ[0] = SEQ[0] + 1
-    return n
-
-
-# The creation number current when a version counter was last made for a tensor that existed before
-# (tensor.version_of: an in-place change, a view, a .detach()). A node made before then may have saved such
-# a tensor while it had no counter, so its `_versions` is None although the tensor may since have changed:
-# the engine's pre-walk check looks into the saved values of nodes older than this (`may_be_stale`). While
-# no counter was made late (a plain chain of operations), that costs the walk nothing.
-LATE_COUNTER = [0]
+# Names this module held before they moved below it, where the operations still import them from.
+__all__ = [
+    "ACCUMULATE_SEQ", "FREED", "LATE_COUNTER", "NOTHING", "SEQ", "STAMP", "AccumulateGrad", "AnomalyTrace", "Node",
+    "SavedOutput", "freed_error", "freed_message", "may_be_stale", "next_seq", "release_saved", "set_anomaly_context",
+    "set_origin", "traceback_of_forward", "version_error", "version_mismatch",
+]
 
 
 def may_be_stale(node: Node, late: int) -> bool:
@@ -58,38 +39,6 @@ def may_be_stale(node: Node, late: int) -> bool:
 
 # PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
 ACCUMULATE_SEQ = 2**64 - 1
-
-
-class _Stamp:
-    """What nodes are stamped with at creation beyond their formula, all rare: the front end's `origin` (the
-    language's statement, `Node.origin`), anomaly mode's traceback, saved-tensor hooks' packing. `on`
-    becomes True once any of them was used: until then the hot creation paths do nothing more (an unset
-    `_trace` slot reads as None), after it they call `stamp(node)` once the node has saved its values.
-    A module-level holder rather than a thread-local: one attribute load per recorded operation. `simple`
-    stays True while only origins were used (no anomaly mode, no packing): then the hot paths store the
-    origin themselves instead of calling `stamp` (which reads the thread's anomaly state)."""
-
-    __slots__ = ("origin", "on", "packing", "simple")
-
-    def __init__(self) -> None:
-        self.origin: Any = None
-        self.on = False
-        self.packing = False  # saved_tensors_hooks were used (saved.py keeps the thread's active pair)
-        self.simple = True
-
-    def stamp(self, node: Node) -> None:
-        """Give a node just made its origin (or anomaly traceback), and pack what it saved."""
-        node._trace = traceback_of_forward() if state.anomaly else self.origin
-        if self.packing and node._saved:
-            saved_module.pack_saved(node)
-
-
-STAMP = _Stamp()
-Tensor_: type = object  # the Tensor class, set by tensor.py (which imports this module)
-
-
-class AnomalyTrace(str):
-    """The forward traceback anomaly mode keeps on a node when no front end set an origin."""
 
 
 class Node:
@@ -175,8 +124,6 @@ class Node:
                 versions.append(None)
                 continue
             if t._inference and not state.inference:
-                from .provenance import failure
-
                 raise failure(
                     "an inference tensor (made inside `with inference_mode:`) cannot be saved for backward; "
                     "make a normal tensor from it first with .clone() outside inference mode",
@@ -239,7 +186,7 @@ class Node:
                 d = t._data
                 out.append(d if d.ndim else d[()])
             else:  # a saved output, or a value packed by saved_tensors_hooks: unpacked as a tensor
-                out.append(t if type(t) is Tensor_ else t.unpack(self))
+                out.append(t if type(t) is Tensor else t.unpack(self))
         if raw and state.releasing:
             self._saved = FREED
             if empty:
@@ -294,47 +241,6 @@ def release_saved(node: Node, saved: tuple | None = None) -> None:
         node._empty = empty
 
 
-def freed_message(node: Node) -> str:
-    """The error for reading values a node saved after a backward freed them."""
-    return (
-        f"trying to backward through the graph a second time (or to read saved values after they were "
-        f"freed): the values {node.name()} saved were freed by the first backward or grad(); pass "
-        "retain_graph=true to the first one to keep them"
-    )
-
-
-def freed_error(node: Node) -> RuntimeError:
-    """The error of `freed_message`, carrying the node (for a front end to explain)."""
-    from .provenance import failure
-
-    return failure(freed_message(node), "freed", node=node)
-
-
-def version_error(t: Any, node: Node, index: int, saved_version: int) -> RuntimeError:
-    """The error of `version_mismatch`, carrying the tensor, the node, the saved index and both versions."""
-    from .provenance import failure
-
-    now = 0 if t._vc is None else t._vc.value
-    return failure(version_mismatch(t, node, index, saved_version), "version", tensor=t, node=node, index=index,
-                   saved_version=saved_version, version=now)
-
-
-def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
-    """The error for a saved tensor changed in place before backward: its shape, the node, both versions."""
-    now = 0 if t._vc is None else t._vc.value
-    shape = "[" + ", ".join(str(n) for n in t._data.shape) + "]"
-    kind = _KINDS.get(str(t._data.dtype), str(t._data.dtype))
-    return (
-        f"{node.name()} needs a value it saved for backward (its saved tensor {index}, a {kind} of shape "
-        f"{shape}), but that tensor was changed in place since: it is now at version {now}, and "
-        f"{node.name()} saved it at version {saved_version}. Compute with a .clone() of it, or make the "
-        "in-place change after backward"
-    )
-
-
-_KINDS = {"float64": "DoubleTensor", "float32": "FloatTensor", "int64": "LongTensor", "bool": "BoolTensor"}
-
-
 class SavedOutput:
     """An operation's own output, saved without a reference to the output tensor (which would be a cycle).
 
@@ -346,8 +252,6 @@ class SavedOutput:
     __slots__ = ("_data", "_vc", "_inference", "_fw")
 
     def __init__(self, t: Tensor) -> None:
-        from .tensor import Version
-
         self._data = t._data
         v = t._vc
         if v is None:  # `t` is the node's fresh output: no older node saved it, so not version_of's late counter
@@ -359,8 +263,6 @@ class SavedOutput:
             self._fw = fw
 
     def unpack(self, node: Node) -> Tensor:
-        from .tensor import Tensor
-
         out = Tensor._make(self._data, True, node, self._vc)
         fw = getattr(self, "_fw", None)
         if fw is not None:
@@ -391,24 +293,6 @@ class AccumulateGrad(Node):
         return ()
 
 
-_anomaly_context = threading.local()
-
-
-def traceback_of_forward() -> Any:
-    """Where the recording operation was called: the front end's origin when one is set (its str is what
-    anomaly mode shows), else the language's description of the statement, else the Python traceback."""
-    if STAMP.origin is not None:
-        return STAMP.origin  # the front end's origin serves anomaly's message too (by its str)
-    described = getattr(_anomaly_context, "describe", None)
-    if described is not None:
-        return AnomalyTrace(described())
-    import traceback  # only anomaly mode from plain Python needs it: kept off the start-up path
-
-    # the user's frames only: however deep inside the engine the node was made
-    frames = [f for f in traceback.extract_stack() if "gradcalc/autograd" not in f.filename.replace("\\", "/")]
-    return AnomalyTrace("".join(traceback.format_list(frames[-4:])))
-
-
 def set_origin(origin: Any) -> Any:
     """Stamp every node made from now on with `origin` (None: stop); returns the previous origin, so that
     a front end can restore it. See `autograd.graph.origin` for the context-manager form."""
@@ -417,6 +301,4 @@ def set_origin(origin: Any) -> Any:
     return previous
 
 
-def set_anomaly_context(describe: Any) -> None:
-    """Let a front end (the language) say where a forward operation comes from, for anomaly mode."""
-    _anomaly_context.describe = describe
+Tensor._sink = AccumulateGrad  # what `Tensor._accumulate_node` makes (tensor.py cannot import this module)

@@ -1,7 +1,9 @@
 """The instrumented walk: PyTorch's execution order, hooks, observers, and an undo log.
 
 The engine takes this walk instead of its plain one when user code can run during backward (a hook, a
-custom Function's backward, an observer) or anomaly mode is on. It differs from the plain walk in three
+custom Function's backward, an observer) or anomaly mode is on. It runs the same plan (plan.py: the nodes,
+their dependency counts, the targets, the checks made before) with the same steps at each node (adding up
+gradients, accumulating into `.grad`, freeing saved values). It differs from the plain walk in three
 ways, each of which costs time the plain walk does not spend:
 - order: ready nodes run as PyTorch's CPU engine runs them, from a priority queue (AccumulateGrad first,
   otherwise the most recently made node first), with libstdc++'s heap algorithm so that even ties among
@@ -22,7 +24,8 @@ import numpy as np
 from . import saved
 from .events import GradAccumulated, GradRetained, HookCall, NodeRun
 from .interrupts import unsafe
-from .node import STAMP, AccumulateGrad, Node, release_saved
+from .node import STAMP, AccumulateGrad, Node
+from .plan import Plan, accumulate_grad, add_to_buffer, check_nan, fill_retained, free
 from .tensor import Tensor, version_of
 
 
@@ -174,25 +177,18 @@ class Log:
 
 
 def walk(
-    root_edges: list[Node],
-    deps: dict[Node, int],
-    buffers: dict[Node, Any],
-    stored: set[int],
-    capture: dict[Node, list[tuple[int, int]]],
-    captured: list[Tensor | None],
-    wanted_leaves: set[Node] | None,
-    needed: set[Node] | None,
+    plan: Plan,
     *,
     accumulate: bool,
     retain_graph: bool,
     create_graph: bool,
     anomaly: bool,
     listener: Callable[[Any], None] | None,
-    finish: Callable[[], None],
 ) -> None:
-    """Run the graph in PyTorch's order with hooks and observer; on failure restore what it changed.
-    `finish` runs last inside the undo scope (the engine's checks that need the walk's results)."""
-    from .engine import _accumulate, _add_to_buffer, _check_nan
+    """Run the plan's nodes in PyTorch's order with hooks and observer; on failure restore what it changed
+    (including what the plan's last check, `Plan.check_unused`, finds wrong after the walk)."""
+    root_edges, deps, buffers, stored = plan.root_edges, plan.deps, plan.buffers, plan.stored
+    capture, captured, wanted_leaves, needed = plan.capture, plan.captured, plan.wanted_leaves, plan.needed
 
     def runs(node: Node) -> bool:
         if type(node) is AccumulateGrad:
@@ -260,7 +256,7 @@ def walk(
                 if g is not None and leaf is not None:
                     log.grad(leaf)
                     before = _snapshot(leaf._grad) if listener is not None else None
-                    _accumulate(node, g, stored, create_graph)
+                    accumulate_grad(node, g, stored, create_graph)
                     if listener is not None:
                         listener(GradAccumulated(leaf, node, g, before, _snapshot(leaf._grad)))
                     if extras is not None:
@@ -282,8 +278,7 @@ def walk(
                     node._saved = packed  # kept packed (with retain_graph); freed below otherwise
                 outs = [None if o is None else _tensor(o) for o in r]
                 outs += [None] * (len(node._next) - len(outs))
-                if not retain_graph and node._saved:
-                    release_saved(node)
+                if not retain_graph and free(node):
                     freed = names
             if extras is not None and extras.post_hooks:
                 for fn in list(extras.post_hooks.values()):
@@ -292,11 +287,11 @@ def walk(
                         outs = _replacements(r, outs, f"the hook of {node.name()}")
                     fired.append(HookCall("hook", fn, r is not None))
             if anomaly:
-                _check_nan(node, outs)
+                check_nan(node, outs)
             if listener is not None:
                 listener(NodeRun(node, tuple(grads), tuple(outs), node._next, tuple(fired), freed))
-            _route(node, outs, deps, buffers, ready, queued, _add_to_buffer)
-        finish()
+            _route(node, outs, deps, buffers, ready, queued, add_to_buffer)
+        plan.check_unused()
     except BaseException:
         log.undo()
         raise
@@ -351,15 +346,13 @@ def _retain(
     log: Log,
     listener: Callable[[Any], None] | None,
 ) -> None:
-    from .engine import _fill_retained
-
     targets = []
     for nr, ref in retained.items():
         t = ref()
         if t is not None and grads[nr] is not None:
             log.grad(t)
             targets.append((nr, t, t._grad))
-    _fill_retained(node, grads[0] if node.num_outputs == 1 else grads, stored, create_graph)
+    fill_retained(node, grads[0] if node.num_outputs == 1 else grads, stored, create_graph)
     if listener is not None:
         for nr, t, before in targets:
             listener(GradRetained(t, node, grads[nr], before, _snapshot(t._grad)))

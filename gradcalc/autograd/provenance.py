@@ -26,8 +26,9 @@ from collections import deque
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .grad_mode import STAMP
 from .interrupts import unsafe
-from .node import STAMP, AccumulateGrad
+from .reasons import failure  # noqa: F401 - where the engine's modules have always found it
 
 if TYPE_CHECKING:
     from .node import Node
@@ -72,20 +73,10 @@ class Call:
     def wrote_into(self, t: Tensor) -> bool:
         """Whether this call wrote into `t.grad`."""
         acc = t._accumulator
-        return any(w is acc if type(w) is AccumulateGrad else w() is t for w in self.wrote)
+        return any(w() is t if type(w) is weakref.ref else w is acc for w in self.wrote)
 
 
 calls: deque[tuple] = deque(maxlen=KEPT)  # Call's fields, as plain tuples
-
-
-def failure(message: str, reason: str, **info: Any) -> RuntimeError:
-    """The engine's RuntimeError with its message unchanged, plus what a front end needs to explain it:
-    `autograd_reason` (a word: "freed", "version", "leaf_inplace", ...) and `autograd_info` (the node, the
-    tensor, the versions...)."""
-    exc = RuntimeError(message)
-    exc.autograd_reason = reason  # type: ignore[attr-defined]
-    exc.autograd_info = info  # type: ignore[attr-defined]
-    return exc
 
 
 # -- in-place changes ----------------------------------------------------------------------------------

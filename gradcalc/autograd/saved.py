@@ -19,10 +19,59 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from .grad_mode import STAMP
 from .hooks import watch
+from .reasons import failure
+from .tensor import Tensor
 
 if TYPE_CHECKING:
     from .node import Node
+
+
+# -- a node's saved values, freed, and the errors of reading them -------------------------------------------
+class _Freed(tuple):
+    """The marker `_saved` holds once backward released a node's saved values."""
+
+
+FREED = _Freed()  # an empty tuple of its own: told apart by identity from a node that saved nothing
+NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
+
+
+def freed_message(node: Node) -> str:
+    """The error for reading values a node saved after a backward freed them."""
+    return (
+        f"trying to backward through the graph a second time (or to read saved values after they were "
+        f"freed): the values {node.name()} saved were freed by the first backward or grad(); pass "
+        "retain_graph=true to the first one to keep them"
+    )
+
+
+def freed_error(node: Node) -> RuntimeError:
+    """The error of `freed_message`, carrying the node (for a front end to explain)."""
+    return failure(freed_message(node), "freed", node=node)
+
+
+def version_error(t: Any, node: Node, index: int, saved_version: int) -> RuntimeError:
+    """The error of `version_mismatch`, carrying the tensor, the node, the saved index and both versions."""
+    now = 0 if t._vc is None else t._vc.value
+    return failure(version_mismatch(t, node, index, saved_version), "version", tensor=t, node=node, index=index,
+                   saved_version=saved_version, version=now)
+
+
+def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:
+    """The error for a saved tensor changed in place before backward: its shape, the node, both versions."""
+    now = 0 if t._vc is None else t._vc.value
+    shape = "[" + ", ".join(str(n) for n in t._data.shape) + "]"
+    kind = _KINDS.get(str(t._data.dtype), str(t._data.dtype))
+    return (
+        f"{node.name()} needs a value it saved for backward (its saved tensor {index}, a {kind} of shape "
+        f"{shape}), but that tensor was changed in place since: it is now at version {now}, and "
+        f"{node.name()} saved it at version {saved_version}. Compute with a .clone() of it, or make the "
+        "in-place change after backward"
+    )
+
+
+_KINDS = {"float64": "DoubleTensor", "float32": "FloatTensor", "int64": "LongTensor", "bool": "BoolTensor"}
 
 
 class Spec:
@@ -57,8 +106,6 @@ def tensor(i: int, number: str | None = None) -> Spec:
         if number is not None:
             value = getattr(node, number, None)
             if value is not None:
-                from .tensor import Tensor
-
                 return Tensor._make(np.asarray(value, dtype=np.float64 if type(value) is float else None),
                                     False, None)
         return None
@@ -70,8 +117,6 @@ def array(attr: str) -> Spec:
     """An array the node keeps in its attribute `attr` (not in `_saved`), shown as a tensor."""
 
     def read(node: Node) -> Any:
-        from .tensor import Tensor
-
         return Tensor._make(np.asarray(getattr(node, attr)), False, None)
 
     return Spec(read, True)
@@ -179,11 +224,9 @@ def visible(node: Node, names: list[str]) -> list[str]:
 
 def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
     def read(node: Node) -> Any:
-        if spec.is_tensor and node._saved is _freed():
+        if spec.is_tensor and node._saved is FREED:
             if spec.empty_when_freed(node):
                 return None
-            from .node import freed_error
-
             raise freed_error(node)
         return spec.read(node)
 
@@ -194,7 +237,7 @@ def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
 def saved_mapping(node: Node) -> Mapping[str, Any]:
     """`Node.saved`: name -> value, or FREED_VALUE for a tensor backward released (None for a slot left
     empty, as PyTorch reads it)."""
-    freed = node._saved is _freed()
+    freed = node._saved is FREED
     out = {}
     for name, spec in type(node).saved_names.items():
         if freed and spec.is_tensor:
@@ -219,7 +262,7 @@ class SavedDetail(NamedTuple):
 def details(node: Node) -> list[SavedDetail]:
     """What `node` saved, by PyTorch's names, with the versions at saving and now (see SavedDetail)."""
     saved = node._saved
-    freed = saved is _freed()
+    freed = saved is FREED
     specs = type(node).saved_names
     if not specs:  # a custom Function's node: its saved tensors by position (how many is lost once freed)
         if freed:
@@ -244,15 +287,9 @@ def details(node: Node) -> list[SavedDetail]:
         if type(raw) is Packed:
             out.append(SavedDetail(name, None, True, then, now, packed=True))
             continue
-        value = raw if type(raw) is _tensor_type() else raw.unpack(node)
+        value = raw if type(raw) is Tensor else raw.unpack(node)
         out.append(SavedDetail(name, value, True, then, now))
     return out
-
-
-def _freed() -> Any:
-    from .node import FREED
-
-    return FREED
 
 
 # -- saved_tensors_hooks -------------------------------------------------------------------------------------
@@ -268,8 +305,7 @@ def active_pair() -> tuple[Callable, Callable, bool] | None:
 def push_pair(pack_hook: Callable, unpack_hook: Callable, checked: bool = True) -> None:
     """Enter a saved_tensors_hooks block; `checked`: whether an in-place change of a saved tensor is still
     an error at backward (not under allow_mutation_on_saved_tensors, whose pack hook keeps a copy)."""
-    from .node import STAMP
-
+    STAMP.pack = pack_saved  # nodes made from now on are packed as they are stamped (grad_mode.STAMP)
     STAMP.on = STAMP.packing = True
     STAMP.simple = False
     stack = getattr(_hooks, "stack", None)
@@ -294,8 +330,6 @@ class Packed:
         self._inference = t._inference
 
     def unpack(self, node: Node) -> Any:
-        from .tensor import Tensor
-
         t = self.unpack_hook(self.packed)
         if not isinstance(t, Tensor):
             raise TypeError(
@@ -314,11 +348,7 @@ def pack_saved(node: Node) -> None:
     """Replace what `node` saved by what the thread's pack hook makes of it, in PyTorch's pack order."""
     pair = active_pair()
     saved = node._saved
-    if pair is None or not saved:
-        return
-    from .node import NOTHING
-
-    if saved is NOTHING:
+    if pair is None or not saved or saved is NOTHING:
         return
     pack, unpack, checked = pair
     out = list(saved)
@@ -326,7 +356,7 @@ def pack_saved(node: Node) -> None:
         t = out[i]
         if t is None or type(t) is Packed:
             continue
-        output = type(t) is not _tensor_type()  # a SavedOutput (or a custom Function's saved output)
+        output = type(t) is not Tensor  # a SavedOutput (or a custom Function's saved output)
         tensor = t.unpack(node) if output else t
         out[i] = Packed(pack(tensor), unpack, t, output, checked)
         if not checked and node._versions is not None:
@@ -346,8 +376,6 @@ def unpack_all(node: Node, saved: tuple) -> tuple:
     counter of the tensor that was packed, so an in-place change since is still caught."""
     if not any(type(t) is Packed for t in saved):
         return saved
-    from .tensor import Tensor
-
     out = list(saved)
     for i in _order(node, len(saved)):
         p = out[i]
@@ -365,9 +393,3 @@ def is_packed(node: Node) -> bool:
     """Whether a value `node` saved was packed by saved_tensors_hooks (its unpack hook runs at backward)."""
     saved = node._saved
     return bool(saved) and any(type(t) is Packed for t in saved)
-
-
-def _tensor_type() -> type:
-    from .tensor import Tensor
-
-    return Tensor

@@ -7,7 +7,8 @@ Four helpers, each for one kind of call site, none of which passes a reference c
 - `temporary_argument(x)`: the same for a function's argument (`exp(x * 2.0)`);
 - `times(f, g)`: `g * f` for a backward formula, written into the factor `f` when only the formula's
   variable holds it;
-- `sum_into(old, g)`: the backward walk's sum of two gradients, written into one that only the walk holds;
+- `sum_into(old, g)`: the backward walk's sum of two gradients (`plan.sum_grads`), written into one that
+  only the walk holds;
 - `spare_times(f, g)`: `g * f` in a batched formula (`Node.apply_batched`), written into `g` when the
   batched walk found that nothing else holds it (`state.spare`, set by batched.py, which reads the count).
 
@@ -156,8 +157,8 @@ def take(like: np.ndarray) -> np.ndarray | None:
 
 
 def sum_into(old: Any, g: Any) -> Any:
-    """`old + g` written into `old` or into `g`, for the backward walk's `_sum`, or None when neither may
-    take it; call it as `sum_into(old, g)` from the function the walk hands both gradients to.
+    """`old + g` written into `old` or into `g`, for the backward walk's `plan.sum_grads`, or None when
+    neither may take it; call it as `sum_into(old, g)` from the function the walk hands both gradients to.
 
     An array may take the sum when nothing holds it but the walk (a buffer, or the tuple a node returned,
     and one variable), so that a leaf reached by many paths costs one array, not one per path. Any other
@@ -183,6 +184,8 @@ def sum_into(old: Any, g: Any) -> Any:
 def _takes(a: np.ndarray, b: Any) -> bool:
     """Whether `a += b` may write into `a` (which nobody else holds): the sum has `a`'s shape and dtype,
     and `a` owns its memory."""
+    if type(b) is np.ndarray:  # the common case, without np.shape (a Python function)
+        return a.base is None and a.flags.writeable and a.shape == b.shape and a.dtype == b.dtype
     return a.base is None and a.flags.writeable and a.shape == np.shape(b) and a.dtype == getattr(b, "dtype", None)
 
 
@@ -211,7 +214,7 @@ def _formula(g: np.ndarray, other: Any) -> Any:  # as a backward formula: the fa
     return times(f, g)
 
 
-def _engine_sum(old: Any, g: Any) -> Any:  # as engine._sum, which the walk calls
+def _engine_sum(old: Any, g: Any) -> Any:  # as plan.sum_grads, which the plain walk calls
     return sum_into(old, g)
 
 

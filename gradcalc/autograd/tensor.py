@@ -9,42 +9,27 @@ from __future__ import annotations
 import threading
 import warnings
 import weakref as _weakref
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import grad_mode, provenance
-from . import node as _node_module
-from .grad_mode import state
+from .counters import Version, version_of
+from .grad_mode import STAMP, state
+from .hooks import register_post_accumulate_grad_hook, register_tensor_hook, retain
 from .interrupts import GUARD, unsafe
-from .node import STAMP, AccumulateGrad, Node
+
+if TYPE_CHECKING:
+    from .node import AccumulateGrad, Node
+
+__all__ = ["DType", "Size", "Tensor", "Version", "is_parameter", "mark_parameter", "version_of"]
 
 float64 = np.dtype("float64")
 float32 = np.dtype("float32")
 int64 = np.dtype("int64")
 bool_ = np.dtype("bool")
 FLOATING = (float64, float32)
-
-
-class Version:
-    """A version counter, shared by a tensor and its views/detached aliases; in-place ops bump it."""
-
-    # `log`: set only while a front end keeps who changed what (provenance.py); an unset slot costs nothing
-    __slots__ = ("value", "log")
-
-    def __init__(self) -> None:
-        self.value = 0
-
-
-def version_of(t: Tensor) -> Version:
-    """A tensor's version counter, made when first needed (an in-place change, a view, a saved output)."""
-    v = t._vc
-    if v is None:
-        v = t._vc = Version()
-        # nodes made before now may have saved `t` while it had no counter (their `_versions` say nothing
-        # of it): backward's checks look into those (node.LATE_COUNTER)
-        _node_module.LATE_COUNTER[0] = _node_module.SEQ[0]
-    return v
 
 
 _new = object.__new__
@@ -94,6 +79,13 @@ class Tensor:
         "_fw",
         "__weakref__",
     )
+    # Two classes' functions this module needs but cannot import, since their modules are above it (they
+    # import Tensor): each sets its own here when loaded. `_sink` is node.AccumulateGrad, a leaf's gradient
+    # sink (a node saves tensors and makes them; a tensor knows its grad_fn only as an object);
+    # `_tangent_repr` is forward_ad.tangent_repr, for a tensor that carries tangents (only forward_ad
+    # gives a tensor any).
+    _sink: type[AccumulateGrad]
+    _tangent_repr: Callable[[Tensor, str], str]
 
     # -- construction --------------------------------------------------------------------------------
     def __init__(self, data: Any, requires_grad: bool = False) -> None:
@@ -186,21 +178,15 @@ class Tensor:
             return
         GUARD.changing = STAMP.origin
         self._retains_grad = True
-        from .hooks import retain
-
         retain(self.grad_fn, self._output_nr, self)
 
     def register_hook(self, hook: Any) -> Any:
         """Run `hook(grad)` each time the gradient of this tensor is computed; a tensor it returns is used
         instead of the gradient. Returns a handle whose `.remove()` takes the hook away."""
-        from .hooks import register_tensor_hook
-
         return register_tensor_hook(self, hook)
 
     def register_post_accumulate_grad_hook(self, hook: Any) -> Any:
         """On a leaf: run `hook(tensor)` after backward added into its `.grad`. Returns a removable handle."""
-        from .hooks import register_post_accumulate_grad_hook
-
         return register_post_accumulate_grad_hook(self, hook)
 
     @property
@@ -266,7 +252,7 @@ class Tensor:
             with _accumulator_lock:
                 acc = self._accumulator
                 if acc is None:
-                    acc = self._accumulator = AccumulateGrad(self)
+                    acc = self._accumulator = self._sink(self)
         return acc
 
     # -- shape and type ------------------------------------------------------------------------------
@@ -328,20 +314,16 @@ class Tensor:
     def __iter__(self):  # type: ignore[no-untyped-def]
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        from .ops.shape import unbind  # as PyTorch: one UnbindBackward0 node for all the rows
-
-        return iter(unbind(self, 0))
+        return iter(self.unbind(0))  # as PyTorch: one UnbindBackward0 node for all the rows
 
     # -- printing ------------------------------------------------------------------------------------
     def __repr__(self) -> str:
-        from .printing import tensor_repr
+        from .printing import tensor_repr  # loaded on the first repr: off the start-up path
 
         name = self.grad_fn.name() if self.grad_fn is not None else None
         text = tensor_repr(self._data, requires_grad=self._requires_grad, grad_fn=name)
         if getattr(self, "_fw", None) is not None and grad_mode.forward_seen:
-            from .forward_ad import tangent_repr
-
-            text = tangent_repr(self, text)
+            text = Tensor._tangent_repr(self, text)
         return "Parameter containing:\n" + text if is_parameter(self) else text
 
     __str__ = __repr__
@@ -352,7 +334,6 @@ class Tensor:
         return repr(self)
 
 
-_node_module.Tensor_ = Tensor  # node.py tells tensors from saved outputs without importing this module
 
 
 class DType:

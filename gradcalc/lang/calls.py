@@ -194,8 +194,8 @@ class Expect(NamedTuple):
 
 
 def _engine() -> tuple[type, type, type]:
-    from gradcalc.autograd.node import Node
-    from gradcalc.autograd.tensor import DType, Tensor
+    from gradcalc import DType, Tensor
+    from gradcalc.autograd import Node
 
     return Tensor, Node, DType
 

@@ -161,8 +161,8 @@ class Compiler:
         self.interp = interp
         self.unit = unit
         self.depth = 0
-        from gradcalc.autograd.interrupts import GUARD  # the engine is loaded by now (the Interpreter loads it)
-        from gradcalc.autograd.node import STAMP
+        from gradcalc.autograd.graph import STAMP  # the engine is loaded by now (the Interpreter loads it)
+        from gradcalc.autograd.interrupts import GUARD
 
         self.stamp = STAMP
         self.guard = GUARD
@@ -624,12 +624,15 @@ class Compiler:
         Tensor = _T.Tensor
         engine_name = ATTRIBUTES.get(name)
         if name == "grad":
+            from gradcalc.autograd.inspection import grad_of  # (the engine is loaded by the time code compiles)
 
             def ev_grad(f: Frame) -> Any:
                 o = obj(f)
                 if type(o) is Tensor:
-                    g = o._grad  # what the property returns; it only adds the non-leaf warning
-                    if g is None and o.grad_fn is not None and not o._retains_grad:
+                    if o.grad_fn is None or o.retains_grad:
+                        return o.grad  # no warning to give
+                    g = grad_of(o)  # what the property returns; it only adds the non-leaf warning
+                    if g is None:
                         return read_grad(o, f)  # that warning, which names a rebound leaf (explain/rebound.py)
                     return g
                 return other_attribute(o, name, loc)

@@ -59,7 +59,7 @@ def engine() -> Any:
 
 
 def _Tensor() -> type:
-    from gradcalc.autograd.tensor import Tensor
+    from gradcalc import Tensor
 
     return Tensor
 
@@ -164,8 +164,8 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 
 def describe(value: Any) -> str:
     """A value's kind in the language's words, for messages."""
-    from gradcalc.autograd.node import Node
-    from gradcalc.autograd.tensor import DType, Size
+    from gradcalc import DType, Size
+    from gradcalc.autograd import Node
 
     from .builtins import Builtin
     from .namespace import Namespace

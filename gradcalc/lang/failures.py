@@ -112,7 +112,7 @@ def _numpy_broadcast(message: str) -> str | None:
     p = _patterns()
     if not p["broadcast"].search(message):
         return None
-    from gradcalc.autograd.ops.core import broadcast_message
+    from gradcalc.autograd.inspection import broadcast_message
     text = message.split("[original->remapped]:")[-1]
     shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in p["shape"].findall(text)]
     if "remapped" in message and len(shapes) == 2:  # a value written into a place of another shape
@@ -131,18 +131,16 @@ def saved_bytes() -> int:
 
     import numpy as np
 
-    from gradcalc.autograd.node import FREED, Node
+    from gradcalc.autograd.graph import Node
+    from gradcalc.autograd.inspection import saved
 
     seen: set[int] = set()
     total = 0
     for obj in gc.get_objects():
         if not isinstance(obj, Node):
             continue
-        saved = obj._saved
-        if not saved or saved is FREED:
-            continue
-        for value in saved:
-            data = getattr(value, "_data", None)
+        for value in saved(obj):  # none once freed
+            data = value.value.detach().numpy() if value.is_tensor and value.value is not None else None
             if isinstance(data, np.ndarray):
                 while isinstance(data.base, np.ndarray):
                     data = data.base

@@ -68,7 +68,7 @@ def _check_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...], label: 
 
 
 def _tensor_type() -> type:
-    from gradcalc.autograd.tensor import Tensor
+    from gradcalc import Tensor
 
     return Tensor
 

@@ -13,6 +13,8 @@ import weakref
 from collections.abc import Iterable
 from typing import Any
 
+from gradcalc.autograd.inspection import version_key
+
 HIDDEN = ("_", "ans")  # the last printed value: a name of convenience, not the user's
 
 
@@ -69,8 +71,9 @@ class Names:
         names.append(name)
         if outputs is not None and name not in outputs:
             outputs.append(name)
-        if t._vc is not None:
-            self.counters.setdefault(id(t._vc), []).append((name, t))
+        counter = version_key(t)
+        if counter is not None:
+            self.counters.setdefault(id(counter), []).append((name, t))
 
     def of(self, t: Any) -> list[str]:
         """The names bound to tensor `t`."""
@@ -103,7 +106,7 @@ class Names:
         direct = self.of(t)
         if direct:
             return direct
-        counter = getattr(t, "_vc", None)
+        counter = version_key(t)
         return [name for name, _ in self.counters.get(id(counter), [])] if counter is not None else []
 
 

@@ -96,7 +96,7 @@ def shown(value: Any) -> str:
 
 
 def _tensor_type() -> type:
-    from gradcalc.autograd.tensor import Tensor
+    from gradcalc import Tensor
 
     return Tensor
 
@@ -174,7 +174,7 @@ def _parameters(v: Any) -> list[Any]:
 
 
 def _dtype(v: Any) -> Any:
-    from gradcalc.autograd.tensor import DType
+    from gradcalc import DType
 
     if isinstance(v, DType) and v.is_floating_point:
         return v

@@ -265,7 +265,7 @@ class ModuleSurface(Surface):
 
 
 def _tensor_type() -> type:
-    from gradcalc.autograd.tensor import Tensor
+    from gradcalc import Tensor
 
     return Tensor
 

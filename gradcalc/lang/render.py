@@ -17,8 +17,8 @@ FORMATS = ("torch", "plain", "json")
 
 
 def _engine() -> tuple[type, type, type]:
-    from gradcalc.autograd.node import Node
-    from gradcalc.autograd.tensor import DType, Tensor
+    from gradcalc import DType, Tensor
+    from gradcalc.autograd import Node
 
     return Tensor, Node, DType
 

@@ -74,8 +74,8 @@ class _EngineNames:
         if hasattr(self, "Tensor"):
             return
         import gradcalc
-        from gradcalc.autograd.node import Node
-        from gradcalc.autograd.tensor import Tensor
+        from gradcalc import Tensor
+        from gradcalc.autograd import Node
 
         from .builtins import LIMITS
 

@@ -22,7 +22,9 @@ def freed_message(node: Any) -> str:
 
 
 def _names(node: Any) -> list[str]:
-    return list(type(node).saved_names)
+    from gradcalc.autograd.inspection import saved_names
+
+    return list(saved_names(node))
 
 
 def read(node: Any, name: str, loc: Loc) -> Any:
@@ -31,9 +33,9 @@ def read(node: Any, name: str, loc: Loc) -> Any:
     if name not in names:
         kept = f"it saved: {', '.join(names)}" if names else "it saved nothing it names"
         raise GradcalcError(f"{node.name()} saved no value named '{name}'; {kept}", loc)
-    from gradcalc.autograd.node import FREED
+    from gradcalc.autograd.inspection import is_freed, saved_names
 
-    if node._saved is FREED and type(node).saved_names[name].is_tensor:
+    if is_freed(node) and name in saved_names(node, tensors_only=True):
         raise GradcalcError(freed_message(node), loc)
     from .failures import error_from
 
@@ -61,17 +63,17 @@ class SavedValues:
         )
 
     def __repr__(self) -> str:
-        from gradcalc.autograd.saved import FREED_VALUE, details
+        from gradcalc.autograd.inspection import saved
 
         from .render import torch_repr
 
         node = self.node
-        items = details(node)
+        items = saved(node)
         if not items:
             return f"{node.name()} saved nothing"
         lines = [f"saved by {node.name()}:"]
         for d in items:
-            if d.value is FREED_VALUE:
+            if d.freed:
                 shown = "freed (by a backward without retain_graph)"
             elif d.packed:
                 shown = "packed by saved_tensors_hooks"

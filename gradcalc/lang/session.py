@@ -67,8 +67,8 @@ class Session:
         self.color = color
         self.quit_requested = False
         self._interp = Interpreter(self, max_elements)
+        from gradcalc.autograd.graph import STAMP
         from gradcalc.autograd.interrupts import GUARD  # the Interpreter has loaded the engine
-        from gradcalc.autograd.node import STAMP
 
         self._guard, self._stamp = GUARD, STAMP
         self._shown_warnings: set[tuple[str, str, int]] = set()

@@ -42,7 +42,7 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
 
 
 def _tensor_type() -> type:
-    from gradcalc.autograd.tensor import Tensor
+    from gradcalc import Tensor
 
     return Tensor
 

@@ -51,7 +51,7 @@ def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
 
 def vars_table(workspace: dict[str, Any]) -> str:
     """The workspace as an aligned table (or a note that it is empty)."""
-    from gradcalc.autograd.tensor import Tensor
+    from gradcalc import Tensor
 
     rows = [_row(n, v, Tensor) for n, v in sorted(workspace.items()) if n not in HIDDEN]
     if not rows:

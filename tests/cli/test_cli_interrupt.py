@@ -20,7 +20,8 @@ import pytest
 
 WAIT = 60.0  # seconds: the longest any wait may take on a loaded machine
 N = 1500  # a product of two N x N matrices takes a few tenths of a second here
-LONG = 3000  # and over a second: long enough for the notice (0.2 s after a press) and a second press
+LONG = 4000  # about a second per product here: long enough for the notice (0.2 s after a press) and a second press
+LONGER = 7000  # one product of several seconds, for a second press (its arrays: 400 MB each)
 
 
 BUSY = 0.05  # CPU seconds a program computes after "go" before Ctrl-C is pressed
@@ -134,7 +135,9 @@ def test_ctrl_c_stops_a_long_array_operation_and_exits_130(start: Callable[..., 
 
 def test_a_second_ctrl_c_says_where_it_stands_and_kills_nothing(start: Callable[..., Child],
                                                                 tmp_path: Path) -> None:
-    (tmp_path / "long.gc").write_text(LONG_PROGRAM)
+    # one product long enough on any machine for the second press to come while it still runs: 2 * 7000**3
+    # multiply-adds, several seconds even for a fast BLAS on all cores (the first notice comes 0.2 s after)
+    (tmp_path / "long.gc").write_text(LONG_PROGRAM.replace(str(LONG), str(LONGER)))
     child = start("long.gc")
     child.wait_for("out", "go")
     child.interrupt()

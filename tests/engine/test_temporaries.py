@@ -115,17 +115,17 @@ def test_an_operator_called_directly_leaves_a_named_tensor_alone() -> None:
 @pytest.mark.skipif(not gradcalc.autograd.temporaries.REUSE_TEMPORARIES, reason="reuse is off on this Python")
 @pytest.mark.parametrize("extra", [None, "old", "new"])
 def test_buffer_sum_in_place_only_for_a_sole_holder(extra: str | None) -> None:
-    """`engine._sum` called as the walk calls it (the buffer and the node's returned tuple hold the arrays):
+    """`plan.sum_grads` called as the walk calls it (the buffer and the node's returned tuple hold the arrays):
     with no other holder the sum goes into one of them (a leaf reached by many paths costs one array); with
     one more holder, of either array, the sum is a new array and the held one is unchanged."""
-    from gradcalc.autograd import engine
+    from gradcalc.autograd import plan
 
     buffers = {"node": np.ones(3)}
     outs = (np.full(3, 2.0),)
     held = {"old": buffers["node"], "new": outs[0]}.get(extra) if extra else None  # noqa: F841 (a holder)
     old = buffers.get("node")
     g = outs[0]
-    total = engine._sum(old, g, True, True)
+    total = plan.sum_grads(old, g, True, True)
     np.testing.assert_array_equal(total, np.full(3, 3.0))
     if extra is None:
         assert total is old or total is g

@@ -46,12 +46,13 @@ _NOTES: weakref.WeakKeyDictionary[Any, tuple[str, Any, Any]] = weakref.WeakKeyDi
 
 def note(name: str, old: Any, new: Any) -> None:
     """`name` was bound to the leaf `old` (which requires grad) and is now bound to the non-leaf `new`."""
-    acc = old._accumulator
-    if acc is None:  # the leaf was never used in a recorded computation: `new` is not computed from it
-        return
-    from gradcalc.autograd.node import STAMP
+    from gradcalc.autograd.graph import STAMP
+    from gradcalc.autograd.inspection import edge_of
 
-    _NOTES[new.grad_fn] = (name, STAMP.origin, weakref.ref(acc))
+    edge = edge_of(old, create=False)
+    if edge is None:  # the leaf was never used in a recorded computation: `new` is not computed from it
+        return
+    _NOTES[new.grad_fn] = (name, STAMP.origin, weakref.ref(edge.node))
 
 
 def find(t: Any, names: Any) -> Rebinding | None:
@@ -59,7 +60,7 @@ def find(t: Any, names: Any) -> Rebinding | None:
     root = t.grad_fn
     if root is None or not _NOTES or not names:
         return None
-    from gradcalc.autograd import provenance
+    from gradcalc.autograd.inspection import inputs, reaches
 
     wanted = set(names)
     seen: set[int] = set()
@@ -72,9 +73,9 @@ def find(t: Any, names: Any) -> Rebinding | None:
         entry = _NOTES.get(node)
         if entry is not None and entry[0] in wanted:
             acc = entry[2]()
-            if acc is not None and provenance.reaches([node], acc, WALK_LIMIT):
+            if acc is not None and reaches([node], acc, WALK_LIMIT):
                 return Rebinding(entry[0], entry[1], node, acc)
-        stack.extend(n for n in node._next if n is not None)
+        stack.extend(e.node for e in inputs(node) if e is not None)
     return None
 
 
@@ -185,7 +186,7 @@ def read_grad(t: Any, frame: Any) -> Any:
     r = find(t, bound_name(t, frame)) if _NOTES else None
     if r is None:
         return t.grad  # the engine's warning as it is
-    from gradcalc.autograd.node import STAMP
+    from gradcalc.autograd.graph import STAMP
 
     LAST_NONE.origin, LAST_NONE.rebinding = STAMP.origin, r
     warnings.warn(warning_text(r), UserWarning, stacklevel=2)

@@ -104,7 +104,7 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
                 variables = f.vars
                 if type(v) is Tensor and v.grad_fn is not None:
                     old = variables.get(name)
-                    if type(old) is Tensor and old.grad_fn is None and old._requires_grad:
+                    if type(old) is Tensor and old.grad_fn is None and old.requires_grad:
                         note_rebinding(name, old, v)  # `w = w - lr * w.grad`: explain tells it (rebound.py)
                 variables[name] = v
 

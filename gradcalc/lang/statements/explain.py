@@ -165,9 +165,9 @@ def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: di
 
 
 def _ones(t: Any) -> Any:
-    import numpy as np
+    import gradcalc
 
-    return ENGINE.Tensor._make(np.ones_like(t._data), False, None)
+    return gradcalc.ones_like(t.detach())
 
 
 def _told(story: Any, fmt: str, color: bool) -> str:
@@ -259,6 +259,8 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
         label = label[: -len(".grad")]
 
     def run(f: Frame) -> None:
+        from gradcalc.autograd.inspection import grad_of
+
         from ..explain.why_grad import explain_grad
         from ..names import Names
 
@@ -266,7 +268,7 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
         if not isinstance(t, ENGINE.Tensor):
             raise GradcalcError(f"explain T.grad needs a tensor T, not {describe(t)}", where)
         report = explain_grad(t, Names(f), label, interp)
-        value = t._grad
+        value = grad_of(t)
         if value is not None:
             ws = interp.workspace
             ws["_"] = ws["ans"] = value  # as `T.grad` alone would leave it
