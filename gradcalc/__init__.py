@@ -20,6 +20,8 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
+from .autograd.ops.creation import PYTHON_ONLY as _CREATION
+from .autograd.ops.random import PYTHON_ONLY as _RANDOM
 from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
 from .autograd.tensor import DType, Size, Tensor
 
@@ -31,6 +33,8 @@ int64 = long = DType.of(__import__("numpy").dtype("int64"))
 bool = DType.of(__import__("numpy").dtype("bool"))  # noqa: A001 - PyTorch's name
 
 globals().update(_FUNCTIONS)
+globals().update(_CREATION)  # get_default_dtype, set_default_dtype, FloatTensor, DoubleTensor, ...
+globals().update(_RANDOM)  # Generator, default_generator, seed, initial_seed, get_rng_state, set_rng_state
 
 
 def is_tensor(obj: object) -> builtins.bool:
@@ -38,15 +42,10 @@ def is_tensor(obj: object) -> builtins.bool:
     return isinstance(obj, Tensor)
 
 
-def get_default_dtype() -> DType:
-    """gradcalc's default floating dtype: float64."""
-    return float64
-
-
 __all__ = [
     "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "nn", "optim", "vmap", "inference_mode",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
+    "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS, *_CREATION, *_RANDOM,
 ]
 
 

@@ -1,8 +1,8 @@
 """PyTorch's `repr(tensor)`, reproduced on NumPy arrays.
 
-The output matches PyTorch 2.13 character for character under `torch.set_default_dtype(torch.float64)` and
-the default print options (precision 4, threshold 1000, edgeitems 3, linewidth 80). The rules follow
-`torch/_tensor_str.py`:
+The output matches PyTorch 2.13 character for character, under the same default dtype (defaults.py: `dtype=`
+is shown for a floating dtype other than the default) and the default print options (precision 4, threshold
+1000, edgeitems 3, linewidth 80). The rules follow `torch/_tensor_str.py`:
 
 * one formatter is chosen for the whole tensor (from the elements that are shown): integer dtypes and bool
   print with `str`; floats print in "int mode" (`6.`) when every nonzero finite value is integral, in
@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from .defaults import default_float
+
 __all__ = ["tensor_repr"]
 
 _PRECISION = 4
@@ -30,7 +32,7 @@ _THRESHOLD = 1000
 _EDGEITEMS = 3
 _LINEWIDTH = 80
 _PREFIX = "tensor("
-_DEFAULT_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+_ALWAYS_IMPLIED = (np.dtype(np.int64), np.dtype(np.bool_))  # never shown: besides them, the default float
 
 _Format = Callable[[Any], str]
 
@@ -41,14 +43,17 @@ def tensor_repr(
     requires_grad: bool = False,
     grad_fn: str | None = None,
     dtype_prefix: str = "torch.",
+    default_dtype: np.dtype | None = None,
 ) -> str:
-    """PyTorch's repr of a tensor holding `data` (float64 is the default dtype).
+    """PyTorch's repr of a tensor holding `data` (under the default dtype in force: defaults.py).
 
     `grad_fn` is the class name of the node that made the tensor (`"MulBackward0"`); when it is given,
     `requires_grad=True` is implied and not printed. `dtype_prefix` precedes the dtype's name in the
-    `dtype=` suffix: `"torch."` as PyTorch prints it, `""` for gradcalc's own language.
+    `dtype=` suffix: `"torch."` as PyTorch prints it, `""` for gradcalc's own language. `default_dtype` is the
+    default floating dtype to print under (None: the one in force).
     """
     data = np.asarray(data)
+    default = default_float() if default_dtype is None else default_dtype
     if data.dtype.kind not in "biuf":
         raise TypeError(f"cannot print a tensor of dtype {data.dtype}")
     indent = len(_PREFIX)
@@ -58,11 +63,11 @@ def tensor_repr(
         # No elements to infer the dtype from, so anything but the default float dtype is spelled out.
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
-        if data.dtype != np.float64:
+        if data.dtype != default:
             suffixes.append(dtype_suffix)
         body = "[]"
     else:
-        if data.dtype not in _DEFAULT_DTYPES:
+        if data.dtype != default and data.dtype not in _ALWAYS_IMPLIED:
             suffixes.append(dtype_suffix)
         summarize = data.size > _THRESHOLD
         fmt, width = _formatter(_summarized(data) if summarize else data)

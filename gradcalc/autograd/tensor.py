@@ -47,11 +47,6 @@ def version_of(t: Tensor) -> Version:
 
 
 _new = object.__new__
-# the fields `Tensor._make` sets (the view fields are set only on views)
-_MADE_FIELDS = (
-    "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_vc", "_accumulator", "_retains_grad",
-    "_inference",
-)
 _accumulator_lock = threading.Lock()
 
 
@@ -95,13 +90,13 @@ class Tensor:
     )
 
     # -- construction --------------------------------------------------------------------------------
-    def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        arr = np.array(data, dtype=float64 if _is_floatlike(data) else None)
-        made = Tensor._make(arr, False, None, Version())  # one definition of a fresh tensor's fields
-        for name in _MADE_FIELDS:
-            setattr(self, name, getattr(made, name))
-        if requires_grad:
-            self.requires_grad = True
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        """PyTorch's legacy constructor: `Tensor(2, 3)` (sizes: a tensor of that shape, of the default dtype),
+        `Tensor([1, 2])` (data, converted to the default dtype), `Tensor()` (empty). Use `tensor(...)` for
+        data of its own dtype."""
+        from .ops.creation import legacy_new
+
+        return legacy_new(None, "Tensor", args, kwargs)
 
     @staticmethod
     def _make(data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version | None = None) -> Tensor:
@@ -154,7 +149,10 @@ class Tensor:
                 f"(grad_fn={self.grad_fn.name()}): use .detach() to get a leaf"
             )
         if flag and self._data.dtype not in FLOATING:
-            raise RuntimeError(f"only floating-point tensors can require gradients, not {self._data.dtype}")
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients "
+                f"(this one is {self._data.dtype})"
+            )
         if flag and self._inference and not state.inference:
             raise RuntimeError("setting requires_grad on an inference tensor outside inference_mode is not allowed")
         self._requires_grad = flag
@@ -407,18 +405,3 @@ def is_parameter(t: Any) -> bool:
     """Whether `t` is a tensor made by `gradcalc.nn.Parameter`."""
     ref = _PARAMETERS.get(id(t))
     return ref is not None and ref() is t
-
-
-def _is_floatlike(data: Any) -> bool:
-    """Python floats and ints become float64 tensors unless the data is all ints or bools (as in PyTorch)."""
-    if isinstance(data, np.ndarray):
-        return data.dtype.kind == "f"
-    if isinstance(data, bool):
-        return False
-    if isinstance(data, int):
-        return False
-    if isinstance(data, (list, tuple)):
-        flat = np.asarray(data)
-        return flat.dtype.kind not in "iub"
-    return True
-

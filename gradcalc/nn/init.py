@@ -1,8 +1,8 @@
 """`gradcalc.nn.init`: fill a tensor in place with values for a starting point of training, as PyTorch's
 `torch.nn.init` does (uniform, normal, constant, Kaiming and Xavier schemes), under no_grad.
 
-Random values come from gradcalc's own stream (`gradcalc.manual_seed` makes them repeat); they follow
-PyTorch's distributions, not its exact draws.
+Random values come from gradcalc's own stream (`gradcalc.manual_seed`, or a `generator=`, makes them repeat);
+they follow PyTorch's distributions, not its exact draws.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..autograd.ops import creation as _C
+from ..autograd.ops import random as _R
 from ..autograd.tensor import Tensor
 
 __all__ = [
@@ -82,22 +82,25 @@ def _write(tensor: Tensor, values: Any) -> Tensor:
     return tensor
 
 
-def _draw(kind: str, shape: tuple[int, ...], a: float, b: float) -> np.ndarray:
-    with _C._rng_lock:
-        rng = _C._generator()
-        return rng.uniform(a, b, shape) if kind == "uniform" else rng.normal(a, b, shape)
+def _draw(kind: str, tensor: Tensor, a: float, b: float, generator: Any) -> np.ndarray:
+    """Values for `tensor` from U(a, b) or N(a, b²), drawn in its dtype from `generator` (or the default)."""
+    shape = tensor._data.shape
+    want = tensor._data.dtype if tensor._data.dtype.kind == "f" else np.dtype(np.float64)
+    if kind == "uniform":
+        return _R._draw(generator, lambda r: r.random(shape, dtype=want)) * (b - a) + a
+    return _R._draw(generator, lambda r: r.standard_normal(shape, dtype=want)) * b + a
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with values drawn uniformly from [a, b)."""
     _check(tensor, "uniform_")
-    return _write(tensor, _draw("uniform", tensor._data.shape, a, b))
+    return _write(tensor, _draw("uniform", tensor, a, b, generator))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with values drawn from the normal distribution N(mean, std²)."""
     _check(tensor, "normal_")
-    return _write(tensor, _draw("normal", tensor._data.shape, mean, std))
+    return _write(tensor, _draw("normal", tensor, mean, std, generator))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -128,14 +131,14 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) ->
     fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_uniform_"))
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     a = math.sqrt(3.0) * std
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot initialisation: N(0, std²) with std = gain √(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_normal_"))
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -145,7 +148,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -154,4 +157,4 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     if _empty(_check(tensor, "kaiming_normal_")):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)

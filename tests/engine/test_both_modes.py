@@ -271,6 +271,9 @@ NOT_DIFFERENTIABLE = {
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
     "is_cpu", "is_cuda", "__deepcopy__",
+    # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
+    "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "multinomial",
+    "uniform_", "normal_", "bernoulli_", "exponential_", "random_",
 }
 
 NN_FUNCTIONAL = "made by gradcalc.nn.functional, outside the op tables (test_nn_functional.py, against torch)"

@@ -20,6 +20,7 @@ from . import (
     linalg,
     losses,
     nn,
+    random,
     reductions,
     reorder,
     shape,
@@ -27,8 +28,8 @@ from . import (
 
 # later modules' entries replace earlier ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device, nn,
-    losses, classification,
+    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device, random,
+    nn, losses, classification,
 )
 
 FUNCTIONS: dict = {}
