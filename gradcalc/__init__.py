@@ -31,6 +31,8 @@ float64 = double = DType.of(__import__("numpy").dtype("float64"))
 float32 = float = DType.of(__import__("numpy").dtype("float32"))
 int64 = long = DType.of(__import__("numpy").dtype("int64"))
 bool = DType.of(__import__("numpy").dtype("bool"))  # noqa: A001 - PyTorch's name
+int32 = int = DType.of(__import__("numpy").dtype("int32"))  # noqa: A001 - PyTorch's name
+uint8 = DType.of(__import__("numpy").dtype("uint8"))  # a generator's state (get_rng_state)
 
 globals().update(_FUNCTIONS)
 globals().update(_CREATION)  # get_default_dtype, set_default_dtype, FloatTensor, DoubleTensor, ...

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .defaults import default_float
+from .meta import is_meta
 
 __all__ = ["tensor_repr"]
 
@@ -52,8 +53,17 @@ def tensor_repr(
     `dtype=` suffix: `"torch."` as PyTorch prints it, `""` for gradcalc's own language. `default_dtype` is the
     default floating dtype to print under (None: the one in force).
     """
-    data = np.asarray(data)
     default = default_float() if default_dtype is None else default_dtype
+    if is_meta(data):  # PyTorch's `tensor(..., device='meta', size=(2, 3))`
+        suffixes = ["device='meta'", f"size={tuple(data.shape)}"]
+        if data.dtype != default and data.dtype not in _ALWAYS_IMPLIED:
+            suffixes.append(f"dtype={dtype_prefix}{data.dtype.name}")
+        if grad_fn is not None:
+            suffixes.append(f"grad_fn=<{grad_fn}>")
+        elif requires_grad:
+            suffixes.append("requires_grad=True")
+        return _add_suffixes(_PREFIX + "...", suffixes, len(_PREFIX))
+    data = np.asarray(data)
     if data.dtype.kind not in "biuf":
         raise TypeError(f"cannot print a tensor of dtype {data.dtype}")
     indent = len(_PREFIX)

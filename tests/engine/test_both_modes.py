@@ -270,7 +270,7 @@ NOT_DIFFERENTIABLE = {
     "zeros", "zeros_like", "manual_seed", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
-    "is_cpu", "is_cuda", "__deepcopy__",
+    "is_cpu", "is_cuda", "is_meta", "__deepcopy__",
     # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
     "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "multinomial",
     "uniform_", "normal_", "bernoulli_", "exponential_", "random_",

@@ -48,8 +48,11 @@ def _size(size: tuple, name: str = "zeros") -> tuple[int, ...]:
             n = n.item()
         if isinstance(n, bool) or not isinstance(n, (int, float, np.integer, np.floating)) or (
                 isinstance(n, (float, np.floating)) and not float(n).is_integer()):
-            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, but found element of type "
-                            f"{type(n).__name__} at pos {len(out)}")
+            kind = type(n).__name__
+            if len(size) == 1:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, not {kind}")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {len(out) + 1} with "
+                            f'error "type must be tuple of ints,but got {kind}"')
         out.append(int(n))
     for n in out:
         if n < 0:
@@ -96,7 +99,8 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
             if not (typed and arr.dtype in (float64, float32)):
                 arr = arr.astype(default_float(), copy=False)
         elif arr.dtype.kind in "iu":
-            arr = arr.astype(int64, copy=False)
+            if not typed:  # Python ints; an array keeps its integer dtype
+                arr = arr.astype(int64, copy=False)
         elif arr.dtype.kind not in "b":
             raise TypeError(f"cannot make a tensor from {type(data).__name__} values")
     return _leaf(arr, requires_grad)
@@ -214,6 +218,8 @@ def legacy_new(dtype: np.dtype | None, name: str, args: tuple, kwargs: dict) -> 
         raise TypeError(f"new() received an invalid combination of arguments - got an unexpected keyword "
                         f"argument {next(iter(kwargs))!r}: {name}(*sizes) or {name}(data) takes no other")
     want = dtype if dtype is not None else default_float()
+    if not args:
+        return Tensor._make(np.zeros(0, dtype=want), False, None)
     if len(args) == 1 and isinstance(args[0], Tensor):
         t = args[0]
         if dtype is not None and t._data.dtype != dtype:

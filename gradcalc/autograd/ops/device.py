@@ -1,6 +1,6 @@
 """Devices: gradcalc computes on the CPU only. `torch.device("cpu")`, `Tensor.device`, `.cpu()`,
 `.to("cpu")` and `device=` on the constructors are accepted as no-ops, so PyTorch code runs unchanged; any
-other device is a clear error."""
+other device is a clear error, but for `.to("meta")`, which makes a meta tensor (a shape without data: meta.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ..meta import is_meta, meta_array
 from ..tensor import Tensor
 from . import basic, creation
 
@@ -24,16 +25,20 @@ class device:  # noqa: N801 - PyTorch's name
         if ":" in name:
             name, _, number = name.partition(":")
             index = int(number) if number.isdigit() else index
-        if name != "cpu":
+        if name not in ("cpu", "meta"):
+            if name not in _KNOWN:
+                raise RuntimeError(f"Expected one of {', '.join(_KNOWN)} device type at start of device string: "
+                                   f"{name}")
             raise RuntimeError(f"device {str(type)!r}: gradcalc computes on the CPU only; use 'cpu' (or leave "
                                "the device out)")
-        self.type, self.index = "cpu", index
+        self.type, self.index = name, index
 
     def __repr__(self) -> str:
-        return "device(type='cpu')" if self.index is None else f"device(type='cpu', index={self.index})"
+        tail = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{tail})"
 
     def __str__(self) -> str:
-        return "cpu" if self.index is None else f"cpu:{self.index}"
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, str):
@@ -47,17 +52,21 @@ class device:  # noqa: N801 - PyTorch's name
         return hash((self.type, self.index))
 
 
+_KNOWN = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia", "xla",
+          "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")  # PyTorch's device types
 CPU = device("cpu")
+META = device("meta")
 
 
 def check_device(value: Any) -> None:
     """Accept None, "cpu" or a cpu device; any other device is an error."""
-    if value is not None:
-        device(value)
+    if value is not None and device(value).type != "cpu":
+        raise RuntimeError("device 'meta': gradcalc makes meta tensors only with .to('meta') of a tensor or a "
+                           "module; make the tensor on the CPU (leave the device out)")
 
 
 def _device_of(x: Tensor) -> device:
-    return CPU
+    return META if is_meta(x._data) else CPU
 
 
 def cpu(x: Tensor) -> Tensor:
@@ -75,19 +84,38 @@ def to(
     """`x` converted to a dtype (itself when it has it already); a device, "cpu" or another tensor (whose
     dtype is taken) may be given too, as PyTorch's `Tensor.to` overloads allow. `non_blocking` and `copy`
     are accepted; `copy=True` always gives a new tensor."""
-    check_device(device)
+    where = None if device is None else _DEVICE(device)
     copy = bool(copy)
     for a in target:
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, _DEVICE) or (isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda", "mps")))):
-            check_device(a)
+            where = _device_of(a)
+        elif isinstance(a, _DEVICE) or (isinstance(a, str) and not _is_dtype_name(a)):
+            where = _DEVICE(a)
         elif isinstance(a, bool):  # the positional non_blocking / copy of PyTorch's overloads
             continue
         elif a is not None:
             dtype = a
+    if where is not None and where.type == "meta":
+        target_dtype = x._data.dtype if dtype is None else creation.np_dtype(dtype)
+        return x if is_meta(x._data) and target_dtype == x._data.dtype else to_meta(x, target_dtype)
+    if is_meta(x._data):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = basic.to_dtype(x, dtype) if dtype is not None else x
     return basic.clone(out) if copy and out is x else out
+
+
+def _is_dtype_name(text: str) -> bool:
+    return text.removeprefix("torch.") in ("float32", "float64", "float", "double", "int64", "long", "bool",
+                                           "int32", "int", "uint8")
+
+
+def to_meta(x: Tensor, dtype: Any = None) -> Tensor:
+    """A meta tensor of `x`'s shape (and `dtype`, else x's): a leaf, requiring grad as `x` does."""
+    out = Tensor._make(meta_array(x._data.shape, x._data.dtype if dtype is None else dtype), False, None)
+    if x._requires_grad:
+        out.requires_grad = True
+    return out
 
 
 def _accepting_device(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -108,6 +136,7 @@ FUNCTIONS: dict[str, Any] = {name: _accepting_device(creation.FUNCTIONS[name]) f
                              if name in creation.FUNCTIONS}
 FUNCTIONS["device"] = device
 METHODS = {"cpu": cpu, "to": to}
-PROPERTIES = {"device": _device_of, "is_cpu": lambda x: True, "is_cuda": lambda x: False}
+PROPERTIES = {"device": _device_of, "is_cpu": lambda x: not is_meta(x._data), "is_cuda": lambda x: False,
+              "is_meta": lambda x: is_meta(x._data)}
 
 

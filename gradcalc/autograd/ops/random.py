@@ -208,8 +208,11 @@ def randint(low: int = 0, high: int | tuple[int, ...] | None = None, size: tuple
     """Random whole numbers from `low` (0 when left out) up to but excluding `high`, of the given size (a
     tuple): `randint(10, (3,))`, `randint(2, 10, (3,))`. int64 unless `dtype` says otherwise."""
     check_device(device)
-    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+    if size is None and high is not None:  # randint(high, size)
         low, high, size = 0, low, high
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, not "
+                            f"{type(size).__name__}")
     if high is None or size is None:
         raise TypeError("randint() missing required arguments: randint(high, size) or randint(low, high, size)")
     if not isinstance(size, (tuple, list)):
