@@ -11,6 +11,7 @@ from typing import Any
 from ..meta import is_meta, meta_array
 from ..tensor import Tensor
 from . import basic, creation
+from .core import record
 
 
 class device:  # noqa: N801 - PyTorch's name
@@ -111,11 +112,12 @@ def _is_dtype_name(text: str) -> bool:
 
 
 def to_meta(x: Tensor, dtype: Any = None) -> Tensor:
-    """A meta tensor of `x`'s shape (and `dtype`, else x's): a leaf, requiring grad as `x` does."""
-    out = Tensor._make(meta_array(x._data.shape, x._data.dtype if dtype is None else dtype), False, None)
-    if x._requires_grad:
-        out.requires_grad = True
-    return out
+    """A meta tensor of `x`'s shape (and `dtype`, else x's), recorded as a copy (ToCopyBackward0)."""
+    node = record(basic.ToCopyBackward0, x)
+    if node is not None:
+        node.dtype = x._data.dtype
+    data = meta_array(x._data.shape, x._data.dtype if dtype is None else dtype)
+    return Tensor._make(data, node is not None, node)  # (not `result`: it would make the array a plain one)
 
 
 def _accepting_device(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
