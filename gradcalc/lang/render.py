@@ -58,7 +58,15 @@ def torch_repr(value: Any) -> str:
         return f"<{value.name()}>"
     if isinstance(value, DType):
         return value.name
-    return repr(value)
+    return _object_repr(value)
+
+
+def _object_repr(value: Any) -> str:
+    """A value that is none of the above: what its surface (objects.py) shows, else its repr."""
+    from .values import surface_of
+
+    surface = surface_of(value)
+    return surface.show(value) if surface is not None else repr(value)
 
 
 def torch_str(value: Any) -> str:

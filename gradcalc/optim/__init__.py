@@ -4,11 +4,11 @@ tensors, with the same arithmetic as PyTorch's single-tensor implementations, an
 
 from __future__ import annotations
 
-from . import lr_scheduler
+from . import lr_scheduler  # noqa: F401 - optim.lr_scheduler, as PyTorch's
 from .adam import Adam, AdamW
 from .lbfgs import LBFGS
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop
 from .sgd import SGD
 
-__all__ = ["LBFGS", "SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["LBFGS", "SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]  # and the module lr_scheduler
