@@ -7,6 +7,7 @@ from typing import Any
 
 from . import forward_ad, grad_mode
 from .engine import _check_roots, run_backward, unused_error, warn_create_graph_cycle
+from .provenance import worded
 from .tensor import Tensor
 
 
@@ -63,7 +64,7 @@ def backward(
     roots = _check_roots(outs, grads, "backward")
     wanted = _as_list(inputs) if inputs is not None else None
     if wanted is not None and not wanted:
-        raise RuntimeError("backward: inputs= was given but is empty")
+        raise worded("`inputs` argument to `backward()` cannot be empty.", "backward: inputs= was given but is empty")
     run_backward(roots, retain_graph=retain_graph, create_graph=create_graph, inputs=wanted, accumulate=True)
 
 

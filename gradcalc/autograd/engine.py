@@ -25,8 +25,8 @@ import numpy as np
 
 from . import grad_mode, hooks, listen, ordered, provenance, saved
 from .grad_mode import state
-from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, release_saved
-from .provenance import failure
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, AnomalyTrace, Node, release_saved
+from .provenance import failure, worded
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
 
@@ -58,14 +58,15 @@ def _check_roots(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> 
             raise failure(
                 f"{what}: the tensor does not require grad, so there is nothing to differentiate "
                 "(it was computed from tensors without requires_grad, or under no_grad)",
-                "no_grad_output", tensor=t, what=what,
+                "no_grad_output", f"element {i} of tensors does not require grad and does not have a grad_fn",
+                tensor=t, what=what,
             )
         if g is None:
             if t._data.size != 1:
                 raise failure(
                     f"{what}: the output has shape {tuple(t._data.shape)}; a gradient can only be implied "
                     "for a single-element output: pass gradient= (or grad_outputs=) of the same shape",
-                    "nonscalar", tensor=t, what=what,
+                    "nonscalar", "grad can be implicitly created only for scalar outputs", tensor=t, what=what,
                 )
             one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
             g = Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
@@ -75,9 +76,11 @@ def _check_roots(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> 
             if g._data.size == t._data.size == 1:
                 g = Tensor._make(g._data.reshape(t._data.shape), g._requires_grad, None)
             else:
-                raise RuntimeError(
+                raise worded(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({list(g._data.shape)}) and "
+                    f"output[{i}] has a shape of torch.Size({list(t._data.shape)}).",
                     f"{what}: the gradient has shape {tuple(g._data.shape)} but the output has shape "
-                    f"{tuple(t._data.shape)}: they must match"
+                    f"{tuple(t._data.shape)}: they must match",
                 )
         roots.append((t, g))
     return roots
@@ -145,7 +148,8 @@ def run_backward(
                 raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
             if not t._requires_grad:
                 raise failure(f"inputs: element {k} does not require grad, so it has no gradient",
-                              "input_no_grad", index=k, tensor=t)
+                              "input_no_grad", "One of the differentiated Tensors does not require grad", index=k,
+                              tensor=t)
             node, nr = _edge_of(t)
             if accumulate and t.grad_fn is not None:
                 t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) its .grad
@@ -285,7 +289,9 @@ def _runs_user_code(deps: dict[Node, int]) -> bool:
 
 def unused_error(k: int, t: Tensor) -> RuntimeError:
     """`unused_message` as the error, carrying the input (its position and the tensor)."""
-    return failure(unused_message(k, t), "unused", index=k, tensor=t)
+    pytorch = (f"The differentiated Tensor at index {k} appears to not have been used in the graph. Set "
+               "allow_unused=True if this is the desired behavior.")
+    return failure(unused_message(k, t), "unused", pytorch, index=k, tensor=t)
 
 
 def unused_message(k: int, t: Tensor) -> str:
@@ -381,11 +387,20 @@ def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
             if trace is not None and hasattr(trace, "located"):
                 trace = trace.located()
             where = f"\n{trace}" if trace is not None else ""
+            if isinstance(trace, AnomalyTrace):  # plain Python: PyTorch's warning names the forward call
+                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                              f"error:\n{trace}", UserWarning, stacklevel=2)
             raise failure(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
                 f"this node was:{where}",
-                "nan", node=node, index=i, grads=tuple(outs),
+                "nan", f"Function '{node.name()}' returned nan values in its {_ordinal(i)} output.", node=node,
+                index=i, grads=tuple(outs),
             )
+
+
+def _ordinal(i: int) -> str:
+    """PyTorch's ordinal in its messages: 0th, 1th, 2th (as it writes them)."""
+    return f"{i}th"
 
 
 def _owned(g: Tensor, stored: set[int]) -> bool:

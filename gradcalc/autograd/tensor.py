@@ -129,7 +129,9 @@ class Tensor:
         """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode
         is on, as in PyTorch (so a custom Function's forward, which runs with grad mode off, may call it)."""
         if self._requires_grad and state.grad_enabled:
-            raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
+            raise provenance.worded("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                    "instead.", "can't call numpy() on a tensor that requires grad: use "
+                                    ".detach().numpy()")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -144,9 +146,11 @@ class Tensor:
     def requires_grad(self, flag: bool) -> None:
         flag = bool(flag)
         if self.grad_fn is not None:
-            raise RuntimeError(
+            raise provenance.worded(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+                "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
                 "requires_grad can only be changed on a leaf tensor; this one was computed "
-                f"(grad_fn={self.grad_fn.name()}): use .detach() to get a leaf"
+                f"(grad_fn={self.grad_fn.name()}): use .detach() to get a leaf",
             )
         if flag and self._data.dtype not in FLOATING:
             raise RuntimeError(
@@ -177,7 +181,8 @@ class Tensor:
     def retain_grad(self) -> None:
         """Ask backward to fill `.grad` on this non-leaf tensor too."""
         if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
+            raise provenance.worded("can't retain_grad on Tensor that has requires_grad=False",
+                                    "can't retain_grad on a tensor that doesn't require grad")
         if self.grad_fn is None or self._retains_grad:
             return
         self._retains_grad = True
@@ -216,9 +221,11 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad must be a tensor or None, not {type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(
+                raise provenance.worded(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size",
                     f"assigned grad has shape {tuple(value._data.shape)}, but the tensor has shape "
-                    f"{tuple(self._data.shape)}"
+                    f"{tuple(self._data.shape)}",
                 )
         self._grad = value
         origin = STAMP.origin
@@ -294,7 +301,8 @@ class Tensor:
     def item(self) -> float | int | bool:
         """The single value as a Python number."""
         if self._data.size != 1:
-            raise RuntimeError(f"item() needs a tensor with one element, this one has {self._data.size}")
+            raise provenance.worded(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
+                                    f"item() needs a tensor with one element, this one has {self._data.size}")
         return self._data.item()
 
     def tolist(self) -> Any:
@@ -313,8 +321,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"the truth value of a tensor with {self._data.size} elements is ambiguous: use .any() or .all()"
+            raise provenance.worded(
+                "Boolean value of Tensor with more than one value is ambiguous",
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous: use .any() or .all()",
             )
         return bool(self._data)
 
