@@ -108,21 +108,30 @@ ALIASES = {"axis": "dim", "keepdims": "keepdim"}
 NO_ALIASES = frozenset({"norm"})
 
 
+def _parameter_names(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The names `fn` takes by keyword: read from its code object (`inspect.signature` for all ops at import
+    would cost start-up a few milliseconds), else from its signature."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and not hasattr(fn, "__wrapped__"):
+        return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
+    try:
+        return tuple(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return ()
+
+
 def takes_aliases(name: str, fn: Callable[..., Any]) -> bool:
     """Whether `fn` (installed as `name`) takes `dim` or `keepdim`, so that PyTorch accepts the aliases."""
     if name in NO_ALIASES:
         return False
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
+    params = _parameter_names(fn)
     return "dim" in params or "keepdim" in params
 
 
 def with_aliases(fn: Callable[..., Any]) -> Callable[..., Any]:
     """`fn` that also takes `axis=` for `dim=` and `keepdims=` for `keepdim=`, as PyTorch's functions do.
     Its signature (for `inspect`, and the language's `:help`) stays `fn`'s."""
-    params = inspect.signature(fn).parameters
+    params = _parameter_names(fn)
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
