@@ -169,7 +169,14 @@ def run_backward(
     # -- checks before the walk: whatever can fail is found before anything changes ---------------------
     for node in suspects:
         if needed is None or node in needed:
-            node.check_saved()
+            if grad_mode.anomaly_seen and state.anomaly:
+                try:
+                    node.check_saved()
+                except RuntimeError:
+                    _anomaly_warning(node)  # PyTorch's: the node that failed, and where it was made
+                    raise
+            else:
+                node.check_saved()
 
     # -- 2. the walk --------------------------------------------------------------------------------
     captured: list[Tensor | None] = [None] * (len(inputs) if inputs is not None else 0)
@@ -387,15 +394,22 @@ def _check_nan(node: Node, outs: Sequence[Tensor | None]) -> None:
             if trace is not None and hasattr(trace, "located"):
                 trace = trace.located()
             where = f"\n{trace}" if trace is not None else ""
-            if isinstance(trace, AnomalyTrace):  # plain Python: PyTorch's warning names the forward call
-                warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                              f"error:\n{trace}", UserWarning, stacklevel=2)
+            _anomaly_warning(node)
             raise failure(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
                 f"this node was:{where}",
                 "nan", f"Function '{node.name()}' returned nan values in its {_ordinal(i)} output.", node=node,
                 index=i, grads=tuple(outs),
             )
+
+
+def _anomaly_warning(node: Node) -> None:
+    """Anomaly mode's warning as PyTorch's, naming the failing node and the forward call that made it (in plain
+    Python only: a front end's origin says where in its own words)."""
+    trace = getattr(node, "_trace", None)
+    if isinstance(trace, AnomalyTrace):
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
+                      UserWarning, stacklevel=3)
 
 
 def _ordinal(i: int) -> str:

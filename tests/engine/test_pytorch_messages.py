@@ -161,3 +161,14 @@ def test_the_language_keeps_its_own_words(source: str, words: str) -> None:
     result = run(source)
     assert not result.ok and result.errors[0].startswith(words), result.errors
     assert "Trying to backward" not in result.err and "leaf Variable" not in result.err
+
+
+def test_anomaly_mode_warns_for_a_saved_tensor_changed_in_place() -> None:
+    found = []
+    for L in (torch, gradcalc):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            with L.autograd.detect_anomaly(), pytest.raises(RuntimeError, match="modified by an inplace operation"):
+                _version(L)
+        found.append([str(w.message).split("\n")[0] for w in seen if "Error detected in" in str(w.message)])
+    assert found[0] == found[1] == ["Error detected in MulBackward0. Traceback of forward call that caused the error:"]
