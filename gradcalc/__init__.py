@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 
 from . import autograd
+from .accelerators import accelerator, backends, cuda
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -47,7 +48,8 @@ def is_tensor(obj: object) -> builtins.bool:
 __all__ = [
     "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "nn", "optim", "vmap", "inference_mode",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_grad_enabled", "float64", "float32", "int64", "double", "long", *_FUNCTIONS, *_CREATION, *_RANDOM,
+    "set_grad_enabled", "accelerator", "backends", "cuda", "float64", "float32", "int64", "double", "long",
+    *_FUNCTIONS, *_CREATION, *_RANDOM,
 ]
 
 

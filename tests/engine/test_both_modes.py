@@ -274,6 +274,7 @@ NOT_DIFFERENTIABLE = {
     "is_cpu", "is_cuda", "is_meta", "__deepcopy__",
     # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
     "bool", "long", "int", "half", "element_size", "is_floating_point", "ndimension", "nelement", "numel",
+    "empty_like", "logspace",
     "new_empty", "new_full", "new_ones", "new_tensor", "new_zeros",
     "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "multinomial",
     "uniform_", "normal_", "bernoulli_", "exponential_", "random_",

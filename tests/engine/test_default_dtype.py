@@ -32,6 +32,9 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "arange_float": lambda L: L.arange(3.0),
     "arange_step": lambda L: L.arange(0, 1, 0.25),
     "linspace": lambda L: L.linspace(0, 1, 5),
+    "logspace": lambda L: L.logspace(0, 2, 5),
+    "empty_like": lambda L: L.empty_like(L.ones(2, dtype=L.float64)),
+    "from_numpy": lambda L: L.from_numpy(np.arange(3.0, dtype=np.float32)),
     "tensor_float": lambda L: L.tensor(1.5),
     "tensor_floats": lambda L: L.tensor([1, 2.5]),
     "tensor_ints": lambda L: L.tensor([1, 2]),
@@ -64,9 +67,9 @@ CASES: dict[str, Callable[[Any], Any]] = {
     "parameter_empty": lambda L: L.nn.Parameter(),
 }
 # legacy constructors of sizes leave their memory uninitialised in PyTorch: only shape and dtype compare
-UNINITIALISED = {"empty", "legacy_sizes", "legacy_sizes_2d", "legacy_float", "legacy_long_sizes",
+UNINITIALISED = {"empty", "empty_like", "legacy_sizes", "legacy_sizes_2d", "legacy_float", "legacy_long_sizes",
                  "parameter_empty"}
-COMPUTED = {"sin_of_ints", "exp_of_bools"}
+COMPUTED = {"sin_of_ints", "exp_of_bools", "logspace"}
 RANDOM = {"rand", "randn", "randint", "normal", "normal_tensors", "randperm", "linear_weight", "linear_bias"}
 
 
@@ -204,3 +207,13 @@ class _Capture:
 
     def flush(self) -> None:
         pass
+
+
+def test_from_numpy_shares_memory_and_accelerators_are_absent() -> None:
+    for L in (gradcalc, torch):
+        a = np.arange(3.0)
+        t = L.from_numpy(a)
+        a[0] = 7.0
+        assert t.tolist() == [7.0, 1.0, 2.0] and str(t.dtype) == "torch.float64"
+        device = "cuda" if L.cuda.is_available() else "cpu"  # the tutorials' first line, on a CPU machine
+        assert device == "cpu" and not L.backends.mps.is_available()

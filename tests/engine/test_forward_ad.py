@@ -121,7 +121,7 @@ NOT_DIFFERENTIABLE = {
     "detach", "floor_divide", "arange", "as_tensor", "empty", "eye", "full", "full_like", "linspace",
     "manual_seed", "ones", "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like", "all", "any", "allclose",
     "equal", "device", "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
-    "multinomial", "is_floating_point", "numel",
+    "multinomial", "is_floating_point", "numel", "empty_like", "logspace",
 }
 
 

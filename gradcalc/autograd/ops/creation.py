@@ -127,6 +127,29 @@ def as_tensor(data: Any, dtype: Any = None) -> Tensor:
     return tensor(data, dtype=dtype)
 
 
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor sharing the array's memory and dtype (changes to one show in the other)."""
+    if not isinstance(ndarray, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if ndarray.dtype.kind not in "biuf":
+        raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype.name}. The only supported types "
+                        "are: float64, float32, int64, int32, uint8, and bool.")
+    return Tensor._make(ndarray, False, None)
+
+
+def empty_like(t: Tensor, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A tensor with `t`'s shape and dtype (uninitialised in PyTorch, zeros here)."""
+    return _leaf(np.zeros_like(t._data, dtype=np_dtype(dtype)), requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: Any, base: float = 10.0, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    """`steps` values from base**start to base**end, evenly spaced in the exponent."""
+    n = _size((steps,), "logspace")[0]
+    want = np_dtype(dtype) or default_float()
+    return _leaf(np.logspace(_number(start), _number(end), n, base=base).astype(want, copy=False), requires_grad)
+
+
 def _filled(size: tuple, value: Any, dtype: Any, requires_grad: bool, name: str) -> Tensor:
     return _leaf(np.full(_size(size, name), value, dtype=np_dtype(dtype) or default_float()), requires_grad)
 
@@ -278,11 +301,11 @@ BoolTensor = _legacy_class("BoolTensor", np.dtype(bool))
 FUNCTIONS = {
     "tensor": tensor, "as_tensor": as_tensor, "zeros": zeros, "ones": ones, "empty": empty, "full": full,
     "zeros_like": zeros_like, "ones_like": ones_like, "full_like": full_like, "eye": eye, "arange": arange,
-    "linspace": linspace,
+    "linspace": linspace, "logspace": logspace, "empty_like": empty_like,
 }
 # gradcalc.<name> in Python only: the language's default dtype is float64 for good, and it has `tensor`
 PYTHON_ONLY = {
-    "get_default_dtype": get_default_dtype, "set_default_dtype": set_default_dtype,
+    "get_default_dtype": get_default_dtype, "set_default_dtype": set_default_dtype, "from_numpy": from_numpy,
     "FloatTensor": FloatTensor, "DoubleTensor": DoubleTensor, "LongTensor": LongTensor, "BoolTensor": BoolTensor,
 }
 METHODS: dict = {}
