@@ -18,8 +18,8 @@ from ..autograd.ops import random as _R
 from ..autograd.tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
-    "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
+    "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -158,3 +158,47 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:
+    """Fill with values drawn from N(mean, std²) truncated to [a, b] (redrawn until inside: the same law as
+    PyTorch's inverse-CDF method, not its draws)."""
+    _check(tensor, "trunc_normal_")
+    if not a < b:
+        raise ValueError(f"trunc_normal_: a ({a}) must be below b ({b})")
+    shape = tensor._data.shape
+    out = np.empty(shape).reshape(-1)
+    todo = np.arange(out.size)
+    while todo.size:
+        draws = _R._draw(generator, lambda r, n=todo.size: r.standard_normal(n)) * std + mean
+        inside = (draws >= a) & (draws <= b)
+        out[todo[inside]] = draws[inside]
+        todo = todo[~inside]
+    return _write(tensor, out.reshape(shape))
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-d tensor with the identity matrix (ones on the diagonal)."""
+    if _check(tensor, "eye_")._data.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, np.eye(*tensor._data.shape))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix, times `gain`: the Q of a QR decomposition of normal draws, its
+    signs fixed by R's diagonal, as PyTorch makes it (dims after the first are flattened)."""
+    if _check(tensor, "orthogonal_")._data.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor._data.size == 0:
+        return tensor
+    rows = tensor._data.shape[0]
+    cols = tensor._data.size // rows
+    flat = _R._draw(generator, lambda r: r.standard_normal((rows, cols)))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (q * gain).reshape(tensor._data.shape))
