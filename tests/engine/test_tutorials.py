@@ -1,7 +1,8 @@
 """PyTorch tutorial programs, run as written on gradcalc (`import gradcalc as torch`) and on torch, compared.
 
 The programs are PyTorch's `beginner_source/examples_nn` polynomial fits (`polynomial_nn.py`,
-`polynomial_optim.py`, `dynamic_net.py`) and pytorch/examples' `regression/main.py`, with their comments left
+`polynomial_optim.py`, `dynamic_net.py`), `examples_autograd/polynomial_custom_function.py` and
+pytorch/examples' `regression/main.py`, with their comments left
 out. Their random draws (`torch.randn`, a layer's initial weights, Python's `random.randint`) are the test's:
 each library gets the same values, so the two runs compute the same thing. Only the run lengths are cut where
 noted (dynamic_net trains 3000 steps, not 30000), and regression's update is made under `torch.no_grad()`, as
@@ -74,6 +75,47 @@ for t in range(2000):
 linear_layer = model[0]
 print(f'Result: y = {linear_layer.bias.item()} + {linear_layer.weight[:, 0].item()} x + {linear_layer.weight[:, 1].item()} x^2 + {linear_layer.weight[:, 2].item()} x^3')
 """  # noqa: E501 - the tutorial's own line
+
+POLYNOMIAL_CUSTOM_FUNCTION = """
+class LegendrePolynomial3(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, input):
+        ctx.save_for_backward(input)
+        return 0.5 * (5 * input ** 3 - 3 * input)
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        input, = ctx.saved_tensors
+        return grad_output * 1.5 * (5 * input ** 2 - 1)
+
+
+dtype = torch.float
+device = torch.device("cpu")
+x = torch.linspace(-math.pi, math.pi, 2000, device=device, dtype=dtype)
+y = torch.sin(x)
+a = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+b = torch.full((), -1.0, device=device, dtype=dtype, requires_grad=True)
+c = torch.full((), 0.0, device=device, dtype=dtype, requires_grad=True)
+d = torch.full((), 0.3, device=device, dtype=dtype, requires_grad=True)
+learning_rate = 5e-6
+for t in range(2000):
+    P3 = LegendrePolynomial3.apply
+    y_pred = a + b * P3(c + d * x)
+    loss = (y_pred - y).pow(2).sum()
+    if t % 100 == 99:
+        print(t, loss.item())
+    loss.backward()
+    with torch.no_grad():
+        a -= learning_rate * a.grad
+        b -= learning_rate * b.grad
+        c -= learning_rate * c.grad
+        d -= learning_rate * d.grad
+        a.grad = None
+        b.grad = None
+        c.grad = None
+        d.grad = None
+print(f'Result: y = {a.item()} + {b.item()} * P3({c.item()} + {d.item()} x)')
+"""
 
 DYNAMIC_NET = """
 class DynamicNet(torch.nn.Module):
@@ -242,8 +284,30 @@ def run(lib: Any, source: str, dtype: str, seed: int = 0, ints: list[int] | None
     return printed
 
 
+_NUMBER = re.compile(r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?")
+
+
 def numbers(lines: list[str]) -> np.ndarray:
-    return np.array([float(v) for line in lines for v in re.findall(r"[-+]?\d+\.?\d*(?:e[-+]?\d+)?", line)])
+    return np.array([float(v) for line in lines for v in _NUMBER.findall(line)])
+
+
+def scales(lines: list[str]) -> np.ndarray:
+    """The size of the values each printed number was computed through: a loss its own; a fitted coefficient
+    the largest of its line's (the fit moves them all by the same gradient steps: one near 0 carries their
+    rounding)."""
+    out: list[float] = []
+    for line in lines:
+        values = [abs(float(v)) for v in _NUMBER.findall(line)]
+        out += [max(values)] * len(values) if line.startswith("Result") else values
+    return np.array(out)
+
+
+def assert_run_close(ours: list[str], theirs: list[str], reference: list[str], steps: int) -> None:
+    a, b, r, scale = numbers(ours), numbers(theirs), numbers(reference), scales(reference)
+    assert len(a) == len(b) == len(r)
+    for i in range(len(r)):
+        assert_float32_close(np.float32(a[i]), np.float32(b[i]), np.float64(r[i]), steps=10 * steps,
+                             scale=float(scale[i]), what=f"printed value {i}")
 
 
 PROGRAMS: dict[str, tuple[str, int, list[int] | None]] = {
@@ -252,6 +316,16 @@ PROGRAMS: dict[str, tuple[str, int, list[int] | None]] = {
     "polynomial_optim": (POLYNOMIAL_OPTIM, 2000, None),
     "dynamic_net": (DYNAMIC_NET, 3000, [int(v) for v in np.random.default_rng(5).integers(4, 7, 3000)]),
 }
+
+
+def test_custom_function_tutorial() -> None:
+    """examples_autograd/polynomial_custom_function.py: a custom autograd Function in float32 (the program
+    fixes `dtype = torch.float`); its float64 reference is the same program with `torch.double`."""
+    ours, theirs = run(gradcalc, POLYNOMIAL_CUSTOM_FUNCTION, "float32"), run(torch, POLYNOMIAL_CUSTOM_FUNCTION,
+                                                                          "float32")
+    reference = run(torch, POLYNOMIAL_CUSTOM_FUNCTION.replace("dtype = torch.float\n", "dtype = torch.double\n"),
+                    "float32")
+    assert_run_close(ours, theirs, reference, 2000)
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
@@ -270,10 +344,7 @@ def test_tutorial_float32_within_torchs_error(name: str, pytorch_default_dtype: 
     ours, theirs = run(gradcalc, source, "float32", ints=ints), run(torch, source, "float32", ints=ints)
     reference = run(torch, source, "float64", ints=ints)
     assert len(ours) == len(theirs) == len(reference)
-    a, b, r = numbers(ours), numbers(theirs), numbers(reference)
-    for i in range(len(r)):
-        assert_float32_close(np.float32(a[i]), np.float32(b[i]), np.float64(r[i]), steps=10 * steps,
-                             scale=float(np.abs(r[i])), what=f"printed value {i}")
+    assert_run_close(ours, theirs, reference, steps)
 
 
 def test_regression_example() -> None:
