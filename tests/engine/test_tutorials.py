@@ -318,7 +318,7 @@ PROGRAMS: dict[str, tuple[str, int, list[int] | None]] = {
 }
 
 
-def test_custom_function_tutorial() -> None:
+def test_custom_function_tutorial_float32() -> None:
     """examples_autograd/polynomial_custom_function.py: a custom autograd Function in float32 (the program
     fixes `dtype = torch.float`); its float64 reference is the same program with `torch.double`."""
     ours, theirs = run(gradcalc, POLYNOMIAL_CUSTOM_FUNCTION, "float32"), run(torch, POLYNOMIAL_CUSTOM_FUNCTION,
