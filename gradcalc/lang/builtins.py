@@ -69,6 +69,7 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
     "nn": (
         "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
         "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "Flatten", "Unflatten",
+        "Softmax", "LogSoftmax",
     ),
     "nn.functional": (
         "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",

@@ -31,7 +31,7 @@ from .errors import GradcalcError
 # PyTorch's parameters that only say how a computation runs (or are deprecated): not the language's.
 HIDDEN = frozenset({
     "device", "size_average", "reduce", "foreach", "capturable", "differentiable", "fused", "_stacklevel",
-    "generator", "memo", "destination",
+    "generator", "memo", "destination", "memory_format",
 })
 
 # Why a hidden parameter is not the language's (said when one is given).
@@ -39,6 +39,7 @@ HIDDEN_WHY: dict[str, str] = {
     "device": "gradcalc runs on the CPU only: leave device= out",
     "size_average": "it is deprecated in PyTorch: use reduction=",
     "reduce": "it is deprecated in PyTorch: use reduction=",
+    "memory_format": "gradcalc has one memory layout: leave it out",
     **dict.fromkeys(
         ("foreach", "capturable", "differentiable", "fused"),
         "it only chooses how PyTorch runs the update (gradcalc has one way): leave it out",

@@ -8,7 +8,7 @@ its layers as PyTorch does.
 from __future__ import annotations
 
 from . import functional, init
-from .activation import GELU, ReLU, Sigmoid, SiLU, Softplus, Tanh
+from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .container import Sequential
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
@@ -17,7 +17,7 @@ from .module import Module
 from .parameter import Parameter
 
 __all__ = [
-    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Flatten", "GELU", "Identity", "L1Loss", "Linear", "MSELoss",
-    "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softplus", "Tanh", "Unflatten",
-    "functional", "init",
+    "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Flatten", "GELU", "Identity", "L1Loss", "Linear",
+    "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax",
+    "Softplus", "Tanh", "Unflatten", "functional", "init",
 ]

@@ -369,12 +369,13 @@ class Module:
         """The module itself: gradcalc computes on the CPU (returns this module)."""
         return self.to("cpu")
 
-    def to(self, *args: Any, **kwargs: Any) -> Module:
+    def to(self, *args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
+           memory_format: Any = None, **others: Any) -> Module:
         """Move and/or convert the parameters and buffers in place, as PyTorch's overloads allow:
         `to("cpu")`, `to(device="cpu")`, `to(float64)`, `to(dtype=float64)`, `to("cpu", float64)`, `to(t)` (t's
         dtype and device); `to("meta")` makes them meta tensors (a shape, no data), for `func.functional_call`
         to replace. Returns this module."""
-        where, dtype = _parse_to(args, kwargs)
+        where, dtype = _parse_to(args, {"device": device, "dtype": dtype, **others})
         if dtype is not None:
             self._cast(_floating_dtype(dtype))
         if where is not None:
@@ -479,7 +480,7 @@ def _floating_dtype(dtype: Any) -> np.dtype:
 
     try:
         target = np_dtype(dtype)
-    except TypeError:
+    except (TypeError, ValueError):  # not a dtype at all (NumPy says which way it failed)
         target = None
     if target is None or target.kind != "f":
         raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
@@ -488,15 +489,11 @@ def _floating_dtype(dtype: Any) -> np.dtype:
     return target
 
 
-_TO_KEYWORDS = ("device", "dtype", "non_blocking", "copy", "memory_format")
-
-
 def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
     """(device or None, dtype or None) from the arguments of `Module.to`, read as PyTorch's `_parse_to` does."""
     from ..autograd.ops.device import _device_of, device
 
-    unknown = [k for k in kwargs if k not in _TO_KEYWORDS]
-    if unknown or len(args) > 4:
+    if len(args) > 4 or set(kwargs) - {"device", "dtype", "copy"}:
         got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
         raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of: "
                         "to(device=None, dtype=None, non_blocking=False), to(dtype, non_blocking=False), "
