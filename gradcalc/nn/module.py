@@ -15,6 +15,7 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..autograd.meta import is_meta, meta_array
+from ..autograd.provenance import worded
 from ..autograd.tensor import DType, Tensor
 from .parameter import Parameter
 
@@ -375,7 +376,7 @@ class Module:
         `to("cpu")`, `to(device="cpu")`, `to(float64)`, `to(dtype=float64)`, `to("cpu", float64)`, `to(t)` (t's
         dtype and device); `to("meta")` makes them meta tensors (a shape, no data), for `func.functional_call`
         to replace. Returns this module."""
-        where, dtype = _parse_to(args, {"device": device, "dtype": dtype, **others})
+        where, dtype = _parse_to(args, device, dtype, others)
         if dtype is not None:
             self._cast(_floating_dtype(dtype))
         if where is not None:
@@ -483,22 +484,23 @@ def _floating_dtype(dtype: Any) -> np.dtype:
     except (TypeError, ValueError):  # not a dtype at all (NumPy says which way it failed)
         target = None
     if target is None or target.kind != "f":
-        raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}")
+        shown = target.name if target is not None else "that"
+        raise worded(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}",
+                     f"a module's parameters take a floating dtype (float32 or float64), not {shown}", TypeError)
     if target not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise NotImplementedError(f"gradcalc computes in float32 and float64 only, not {target.name}")
     return target
 
 
-def _parse_to(args: tuple, kwargs: dict) -> tuple[Any, Any]:
+def _parse_to(args: tuple, where: Any, dtype: Any, others: dict) -> tuple[Any, Any]:
     """(device or None, dtype or None) from the arguments of `Module.to`, read as PyTorch's `_parse_to` does."""
     from ..autograd.ops.device import _device_of, device
 
-    if len(args) > 4 or set(kwargs) - {"device", "dtype", "copy"}:
-        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+    if len(args) > 4 or set(others) - {"copy"}:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in others.items()])
         raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of: "
                         "to(device=None, dtype=None, non_blocking=False), to(dtype, non_blocking=False), "
                         "to(tensor, non_blocking=False)")
-    where, dtype = kwargs.get("device"), kwargs.get("dtype")
     for i, a in enumerate(args):
         if isinstance(a, bool) or a is None:
             continue  # non_blocking, copy: nothing to do on the CPU

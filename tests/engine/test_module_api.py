@@ -102,7 +102,7 @@ CASES: dict[str, Callable[[Any], Any]] = {
  "zero_grad_nonnone": lambda L: _zero_grad(L, net(L), False),
 }
 # where PyTorch's message names its own signatures, only the start must agree
-PREFIX_ONLY = {"to_bad_kw", "train_bad"}
+PREFIX_ONLY = {"to_bad_kw", "train_bad", "to_int"}
 
 
 def _outcome(make: Callable[[Any], Any], lib: Any) -> tuple[str, str]:
