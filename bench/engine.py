@@ -361,6 +361,8 @@ def main() -> None:
     sys.path.insert(0, args.root)
     import gradcalc
 
+    if hasattr(gradcalc, "set_default_dtype"):  # float64, as PyTorch's child (a commit before it had no other)
+        gradcalc.set_default_dtype(gradcalc.float64)
     ours = run_engine(gradcalc, args.only, sz)
     if args.json:  # the child of --before
         print(json.dumps(ours))

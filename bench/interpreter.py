@@ -199,6 +199,10 @@ def main() -> None:
     repeat = 2 if args.quick else 5
     if args.root:
         sys.path.insert(0, args.root)
+    import gradcalc
+
+    if hasattr(gradcalc, "set_default_dtype"):  # the Python loops in float64, as the language computes
+        gradcalc.set_default_dtype(gradcalc.float64)
 
     # warm both (imports, the parser's cache) before timing
     gradient_descent_python(10)

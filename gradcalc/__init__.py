@@ -9,6 +9,7 @@ from __future__ import annotations
 import builtins
 
 from . import autograd
+from .accelerators import accelerator, backends, cuda
 from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
@@ -20,6 +21,8 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .autograd.ops import FUNCTIONS as _FUNCTIONS
+from .autograd.ops.creation import PYTHON_ONLY as _CREATION
+from .autograd.ops.random import PYTHON_ONLY as _RANDOM
 from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
 from .autograd.printing import get_printoptions, printoptions, set_printoptions
 from .autograd.tensor import DType, Size, Tensor
@@ -30,8 +33,12 @@ float64 = double = DType.of(__import__("numpy").dtype("float64"))
 float32 = float = DType.of(__import__("numpy").dtype("float32"))
 int64 = long = DType.of(__import__("numpy").dtype("int64"))
 bool = DType.of(__import__("numpy").dtype("bool"))  # noqa: A001 - PyTorch's name
+int32 = int = DType.of(__import__("numpy").dtype("int32"))  # noqa: A001 - PyTorch's name
+uint8 = DType.of(__import__("numpy").dtype("uint8"))  # a generator's state (get_rng_state)
 
 globals().update(_FUNCTIONS)
+globals().update(_CREATION)  # get_default_dtype, set_default_dtype, FloatTensor, DoubleTensor, ...
+globals().update(_RANDOM)  # Generator, default_generator, seed, initial_seed, get_rng_state, set_rng_state
 
 
 def is_tensor(obj: object) -> builtins.bool:
@@ -39,16 +46,11 @@ def is_tensor(obj: object) -> builtins.bool:
     return isinstance(obj, Tensor)
 
 
-def get_default_dtype() -> DType:
-    """gradcalc's default floating dtype: float64."""
-    return float64
-
-
 __all__ = [
     "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "nn", "optim", "vmap", "inference_mode",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
-    "set_grad_enabled", "get_printoptions", "printoptions", "set_printoptions",
-    "float64", "float32", "int64", "double", "long", *_FUNCTIONS,
+    "set_grad_enabled", "get_printoptions", "printoptions", "set_printoptions", "accelerator", "backends", "cuda",
+    "float64", "float32", "int64", "double", "long", *_FUNCTIONS, *_CREATION, *_RANDOM,
 ]
 
 

@@ -1,13 +1,23 @@
-"""Markers derived from the tests themselves, and the print options put back after each test.
+"""Markers derived from the tests themselves, the default dtype the tests run under, and the print options
+put back after each test.
 
 `float32`: every test whose id names float32 compares float32 results, whose rounding depends on the kernels
 PyTorch picks for the CPU. `.ci/run` runs these once more under `ATEN_CPU_CAPABILITY=default`, so that the
 generic kernels are covered beside the machine's best (`python -m pytest -m float32`).
+
+The default dtype: gradcalc starts at float32, as PyTorch does. The tests compare with PyTorch in float64 (the
+oracle modules call `torch.set_default_dtype(torch.float64)`), so every test runs with gradcalc's default
+set to float64 too, as PyTorch's own tests set theirs; a test of the default itself asks for the
+`pytorch_default_dtype` fixture, which gives it float32 (gradcalc's and PyTorch's, restored after it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+import gradcalc
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -17,10 +27,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _default_print_options():
+def _default_print_options() -> Iterator[None]:
     """Print options are global, as PyTorch's: a test that sets them (the language's `set_printoptions`,
     a fuzzed call of it) leaves the defaults behind for the next."""
     yield
     from gradcalc.autograd.printing import set_printoptions
 
     set_printoptions(profile="default")
+
+
+@pytest.fixture(autouse=True)
+def float64_default_dtype() -> Iterator[None]:
+    """gradcalc's default dtype is float64 during each test (as the oracles set PyTorch's), then restored."""
+    previous = gradcalc.get_default_dtype()
+    gradcalc.set_default_dtype(gradcalc.float64)
+    yield
+    gradcalc.set_default_dtype(previous)
+
+
+@pytest.fixture
+def pytorch_default_dtype() -> Iterator[None]:
+    """The default dtype of a fresh `import torch` / `import gradcalc`: float32 for both, restored after."""
+    import torch
+
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float32)
+    gradcalc.set_default_dtype(gradcalc.float32)
+    yield
+    torch.set_default_dtype(previous)

@@ -10,6 +10,7 @@ import numpy as np
 from . import forward_ad, grad_mode
 from .engine import run_backward, warn_create_graph_cycle
 from .plan import roots_of, unused_error
+from .reasons import worded
 from .tensor import Tensor
 
 
@@ -66,7 +67,7 @@ def backward(
     roots = roots_of(outs, grads, "backward")
     wanted = _as_list(inputs) if inputs is not None else None
     if wanted is not None and not wanted:
-        raise RuntimeError("backward: inputs= was given but is empty")
+        raise worded("`inputs` argument to `backward()` cannot be empty.", "backward: inputs= was given but is empty")
     run_backward(roots, retain_graph=retain_graph, create_graph=create_graph, inputs=wanted, accumulate=True)
 
 

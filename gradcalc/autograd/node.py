@@ -20,7 +20,15 @@ from . import saved as saved_module
 from .counters import LATE_COUNTER, SEQ, Version, next_seq
 from .grad_mode import STAMP, AnomalyTrace, set_anomaly_context, state, traceback_of_forward
 from .reasons import failure
-from .saved import FREED, NOTHING, freed_error, freed_message, version_error, version_mismatch
+from .saved import (
+    FREED,
+    NOTHING,
+    PYTORCH_INFERENCE_SAVED,
+    freed_error,
+    freed_message,
+    version_error,
+    version_mismatch,
+)
 from .tensor import Tensor
 
 # Names this module held before they moved below it, where the operations still import them from.
@@ -127,7 +135,7 @@ class Node:
                 raise failure(
                     "an inference tensor (made inside `with inference_mode:`) cannot be saved for backward; "
                     "make a normal tensor from it first with .clone() outside inference mode",
-                    "inference_saved", tensor=t, node=self,
+                    "inference_saved", PYTORCH_INFERENCE_SAVED, tensor=t, node=self,
                 )
             v = t._vc
             versions.append(None if v is None else v.value)

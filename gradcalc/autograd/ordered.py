@@ -261,7 +261,8 @@ def walk(
                         listener(GradAccumulated(leaf, node, g, before, _snapshot(leaf._grad)))
                     if extras is not None:
                         for fn in list(extras.post_accumulate.values()):
-                            if fn(leaf) is not None:
+                            returned = fn(leaf)  # None, or the leaf itself (`lambda p: p.add_(...)`, as PyTorch)
+                            if returned is not None and returned is not leaf:
                                 raise RuntimeError("Tensor post accumulate grad hooks should return None.")
                             fired.append(HookCall("post_accumulate_grad", fn, False))
             elif all(g is None for g in grads):

@@ -21,15 +21,17 @@ under anomaly mode (`check_nan`). The plain walk writes the commonest of them in
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from . import provenance
-from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, Node, release_saved
-from .reasons import failure
+from . import grad_mode, provenance
+from .grad_mode import state
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, AnomalyTrace, Node, release_saved
+from .reasons import failure, worded
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
 
@@ -47,14 +49,15 @@ def roots_of(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list
             raise failure(
                 f"{what}: the tensor does not require grad, so there is nothing to differentiate "
                 "(it was computed from tensors without requires_grad, or under no_grad)",
-                "no_grad_output", tensor=t, what=what,
+                "no_grad_output", f"element {i} of tensors does not require grad and does not have a grad_fn",
+                tensor=t, what=what,
             )
         if g is None:
             if t._data.size != 1:
                 raise failure(
                     f"{what}: the output has shape {tuple(t._data.shape)}; a gradient can only be implied "
                     "for a single-element output: pass gradient= (or grad_outputs=) of the same shape",
-                    "nonscalar", tensor=t, what=what,
+                    "nonscalar", "grad can be implicitly created only for scalar outputs", tensor=t, what=what,
                 )
             one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
             g = Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
@@ -64,9 +67,11 @@ def roots_of(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list
             if g._data.size == t._data.size == 1:
                 g = Tensor._make(g._data.reshape(t._data.shape), g._requires_grad, None)
             else:
-                raise RuntimeError(
+                raise worded(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({list(g._data.shape)}) and "
+                    f"output[{i}] has a shape of torch.Size({list(t._data.shape)}).",
                     f"{what}: the gradient has shape {tuple(g._data.shape)} but the output has shape "
-                    f"{tuple(t._data.shape)}: they must match"
+                    f"{tuple(t._data.shape)}: they must match",
                 )
         roots.append((t, g))
     return roots
@@ -110,9 +115,17 @@ def reach(roots: list[Node], deps: dict[Node, int]) -> list[Node]:
 def check(suspects: list[Node], needed: set[Node] | None) -> None:
     """Raise now the error a walk would meet in the saved values (freed, changed in place) of a node among
     `suspects` (`reach`'s) that will run (`needed`: None for all)."""
+    warn = grad_mode.anomaly_seen and state.anomaly
     for node in suspects:
         if needed is None or node in needed:
-            node.check_saved()
+            if warn:
+                try:
+                    node.check_saved()
+                except RuntimeError:
+                    anomaly_warning(node)  # PyTorch's: the node that failed, and where it was made
+                    raise
+            else:
+                node.check_saved()
 
 
 class Plan:
@@ -175,7 +188,8 @@ class Plan:
                     raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
                 if not t._requires_grad:
                     raise failure(f"inputs: element {k} does not require grad, so it has no gradient",
-                                  "input_no_grad", index=k, tensor=t)
+                                  "input_no_grad", "One of the differentiated Tensors does not require grad",
+                                  index=k, tensor=t)
                 node = t.grad_fn
                 if node is None:
                     node, nr = t._accumulate_node(), 0
@@ -259,7 +273,9 @@ def _leading_to(targets: set[Node], deps: dict[Node, int], roots: list[Node]) ->
 
 def unused_error(k: int, t: Tensor) -> RuntimeError:
     """`unused_message` as the error, carrying the input (its position and the tensor)."""
-    return failure(unused_message(k, t), "unused", index=k, tensor=t)
+    pytorch = (f"The differentiated Tensor at index {k} appears to not have been used in the graph. Set "
+               "allow_unused=True if this is the desired behavior.")
+    return failure(unused_message(k, t), "unused", pytorch, index=k, tensor=t)
 
 
 def unused_message(k: int, t: Tensor) -> str:
@@ -330,11 +346,22 @@ def check_nan(node: Node, outs: Sequence[Any]) -> None:
             if trace is not None and hasattr(trace, "located"):
                 trace = trace.located()
             where = f"\n{trace}" if trace is not None else ""
+            anomaly_warning(node)
             raise failure(
                 f"anomaly: {node.name()} returned NaN in its gradient {i}; the forward operation that made "
                 f"this node was:{where}",
-                "nan", node=node, index=i, grads=tuple(outs),
+                "nan", f"Function '{node.name()}' returned nan values in its {i}th output.", node=node,
+                index=i, grads=tuple(outs),
             )
+
+
+def anomaly_warning(node: Node) -> None:
+    """Anomaly mode's warning as PyTorch's, naming the failing node and the forward call that made it (in plain
+    Python only: a front end's origin says where in its own words). PyTorch writes its ordinals `0th`, `1th`."""
+    trace = getattr(node, "_trace", None)
+    if isinstance(trace, AnomalyTrace):
+        warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that caused the error:\n{trace}",
+                      UserWarning, stacklevel=3)
 
 
 class CopyBackwards(Node):

@@ -1,7 +1,8 @@
 """PyTorch's `repr(tensor)`, reproduced on NumPy arrays.
 
-The output matches PyTorch 2.13 character for character under `torch.set_default_dtype(torch.float64)` and
-the same print options: `set_printoptions(precision=, threshold=, edgeitems=, linewidth=, profile=, sci_mode=)`
+The output matches PyTorch 2.13 character for character, under the same default dtype (defaults.py: `dtype=`
+is shown for a floating dtype other than the default) and the same print options:
+`set_printoptions(precision=, threshold=, edgeitems=, linewidth=, profile=, sci_mode=)`
 is PyTorch's (defaults precision 4, threshold 1000, edgeitems 3, linewidth 80, sci_mode chosen per tensor;
 the profiles "default", "short" and "full"), and so are `get_printoptions()` and `printoptions(**kwargs)`.
 Like PyTorch's, the options are global. The rules follow `torch/_tensor_str.py` (shown with the defaults):
@@ -25,6 +26,9 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+
+from .defaults import default_float
+from .meta import is_meta
 
 __all__ = ["get_printoptions", "printoptions", "set_printoptions", "tensor_repr"]
 
@@ -128,7 +132,7 @@ def printoptions(**kwargs: Any) -> Iterator[None]:
 
 
 _PREFIX = "tensor("
-_DEFAULT_DTYPES = (np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_))
+_ALWAYS_IMPLIED = (np.dtype(np.int64), np.dtype(np.bool_))  # never shown: besides them, the default float
 
 _Format = Callable[[Any], str]
 
@@ -139,13 +143,25 @@ def tensor_repr(
     requires_grad: bool = False,
     grad_fn: str | None = None,
     dtype_prefix: str = "torch.",
+    default_dtype: np.dtype | None = None,
 ) -> str:
-    """PyTorch's repr of a tensor holding `data` (float64 is the default dtype).
+    """PyTorch's repr of a tensor holding `data` (under the default dtype in force: defaults.py).
 
     `grad_fn` is the class name of the node that made the tensor (`"MulBackward0"`); when it is given,
     `requires_grad=True` is implied and not printed. `dtype_prefix` precedes the dtype's name in the
-    `dtype=` suffix: `"torch."` as PyTorch prints it, `""` for gradcalc's own language.
+    `dtype=` suffix: `"torch."` as PyTorch prints it, `""` for gradcalc's own language. `default_dtype` is the
+    default floating dtype to print under (None: the one in force).
     """
+    default = default_float() if default_dtype is None else default_dtype
+    if is_meta(data):  # PyTorch's `tensor(..., device='meta', size=(2, 3))`
+        suffixes = ["device='meta'", f"size={tuple(data.shape)}"]
+        if data.dtype != default and data.dtype not in _ALWAYS_IMPLIED:
+            suffixes.append(f"dtype={dtype_prefix}{data.dtype.name}")
+        if grad_fn is not None:
+            suffixes.append(f"grad_fn=<{grad_fn}>")
+        elif requires_grad:
+            suffixes.append("requires_grad=True")
+        return _add_suffixes(_PREFIX + "...", suffixes, len(_PREFIX), PRINT_OPTS.linewidth)
     data = np.asarray(data)
     if data.dtype.kind not in "biuf":
         raise TypeError(f"cannot print a tensor of dtype {data.dtype}")
@@ -156,14 +172,14 @@ def tensor_repr(
         # No elements to infer the dtype from, so anything but the default float dtype is spelled out.
         if data.ndim != 1:
             suffixes.append(f"size={tuple(data.shape)}")
-        if data.dtype != np.float64:
+        if data.dtype != default:
             suffixes.append(dtype_suffix)
         body = "[]"
     else:
         opts = PRINT_OPTS
         if not opts.edgeitems:  # PyTorch names the size then, summarized or not
             suffixes.append(f"size={tuple(data.shape)}")
-        if data.dtype not in _DEFAULT_DTYPES:
+        if data.dtype != default and data.dtype not in _ALWAYS_IMPLIED:
             suffixes.append(dtype_suffix)
         summarize = data.size > opts.threshold
         fmt, width = _formatter(_summarized(data, opts.edgeitems) if summarize else data, opts)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from .grad_mode import STAMP
 from .interrupts import unsafe
-from .reasons import failure  # noqa: F401 - where the engine's modules have always found it
+from .reasons import failure, worded  # noqa: F401 - where the engine's modules have always found them
 
 if TYPE_CHECKING:
     from .node import Node

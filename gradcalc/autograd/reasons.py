@@ -27,10 +27,19 @@ REASONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def failure(message: str, reason: str, **info: Any) -> RuntimeError:
-    """The engine's RuntimeError with its message unchanged, plus what a front end needs to explain it:
-    `autograd_reason` (a word of `REASONS`) and `autograd_info` (its fields)."""
-    exc = RuntimeError(message)
+def worded(pytorch: str, ours: str, kind: type[Exception] = RuntimeError) -> Exception:
+    """An engine error as the Python API raises it: PyTorch's own text first (the phrase code and tests match
+    on), then gradcalc's explanation on the next line. `language_message` keeps the explanation alone: a front
+    end with words of its own (the language) shows that."""
+    exc = kind(f"{pytorch}\n{ours}")
+    exc.language_message = ours  # type: ignore[attr-defined]
+    return exc
+
+
+def failure(message: str, reason: str, pytorch: str | None = None, **info: Any) -> RuntimeError:
+    """The engine's RuntimeError (PyTorch's text `pytorch` first when given, see `worded`), plus what a front
+    end needs to explain it: `autograd_reason` (a word of `REASONS`) and `autograd_info` (its fields)."""
+    exc = worded(pytorch, message) if pytorch is not None else RuntimeError(message)
     exc.autograd_reason = reason  # type: ignore[attr-defined]
     exc.autograd_info = info  # type: ignore[attr-defined]
-    return exc
+    return exc  # type: ignore[return-value]

@@ -37,6 +37,20 @@ FREED = _Freed()  # an empty tuple of its own: told apart by identity from a nod
 NOTHING = (None, None)  # what a binary node saves when its formula needs only a constant: marks it freeable
 
 
+# PyTorch's texts (what code and tests match on; gradcalc's explanation follows them: reasons.worded)
+PYTORCH_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward."
+)
+PYTORCH_INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+    "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`."
+)
+
+
 def freed_message(node: Node) -> str:
     """The error for reading values a node saved after a backward freed them."""
     return (
@@ -48,14 +62,23 @@ def freed_message(node: Node) -> str:
 
 def freed_error(node: Node) -> RuntimeError:
     """The error of `freed_message`, carrying the node (for a front end to explain)."""
-    return failure(freed_message(node), "freed", node=node)
+    return failure(freed_message(node), "freed", PYTORCH_FREED, node=node)
 
 
 def version_error(t: Any, node: Node, index: int, saved_version: int) -> RuntimeError:
     """The error of `version_mismatch`, carrying the tensor, the node, the saved index and both versions."""
     now = 0 if t._vc is None else t._vc.value
-    return failure(version_mismatch(t, node, index, saved_version), "version", tensor=t, node=node, index=index,
-                   saved_version=saved_version, version=now)
+    kind = _KINDS.get(str(t._data.dtype), str(t._data.dtype))
+    fn = getattr(t, "grad_fn", None)
+    # PyTorch names the operation without "Backward0" (`output 0 of Add`; of a custom Function, its class)
+    which = f", which is output {t._output_nr} of {fn.name().split('Backward')[0]}," if fn is not None else ""
+    pytorch = (
+        "one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"[torch.{kind} [{', '.join(str(n) for n in t._data.shape)}]]{which} is at version {now}; expected "
+        f"version {saved_version} instead."
+    )
+    return failure(version_mismatch(t, node, index, saved_version), "version", pytorch, tensor=t, node=node,
+                   index=index, saved_version=saved_version, version=now)
 
 
 def version_mismatch(t: Any, node: Node, index: int, saved_version: int) -> str:

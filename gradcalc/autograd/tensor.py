@@ -33,11 +33,6 @@ FLOATING = (float64, float32)
 
 
 _new = object.__new__
-# the fields `Tensor._make` sets (the view fields are set only on views)
-_MADE_FIELDS = (
-    "_data", "_requires_grad", "_grad", "grad_fn", "_output_nr", "_vc", "_accumulator", "_retains_grad",
-    "_inference",
-)
 _accumulator_lock = threading.Lock()
 
 
@@ -85,16 +80,17 @@ class Tensor:
     # `_tangent_repr` is forward_ad.tangent_repr, for a tensor that carries tangents (only forward_ad
     # gives a tensor any).
     _sink: type[AccumulateGrad]
+    # `_legacy_new` is ops/creation.legacy_new (the legacy constructor's meaning), set by that module: the
+    # operations stand on Tensor, not the other way round
+    _legacy_new: Callable[[np.dtype | None, str, tuple, dict], Tensor]
     _tangent_repr: Callable[[Tensor, str], str]
 
     # -- construction --------------------------------------------------------------------------------
-    def __init__(self, data: Any, requires_grad: bool = False) -> None:
-        arr = np.array(data, dtype=float64 if _is_floatlike(data) else None)
-        made = Tensor._make(arr, False, None, Version())  # one definition of a fresh tensor's fields
-        for name in _MADE_FIELDS:
-            setattr(self, name, getattr(made, name))
-        if requires_grad:
-            self.requires_grad = True
+    def __new__(cls, *args: Any, **kwargs: Any) -> Tensor:
+        """PyTorch's legacy constructor: `Tensor(2, 3)` (sizes: a tensor of that shape, of the default dtype),
+        `Tensor([1, 2])` (data, converted to the default dtype), `Tensor()` (empty). Use `tensor(...)` for
+        data of its own dtype."""
+        return Tensor._legacy_new(None, "Tensor", args, kwargs)
 
     @staticmethod
     def _make(data: np.ndarray, requires_grad: bool, grad_fn: Node | None, version: Version | None = None) -> Tensor:
@@ -127,7 +123,9 @@ class Tensor:
         """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode
         is on, as in PyTorch (so a custom Function's forward, which runs with grad mode off, may call it)."""
         if self._requires_grad and state.grad_enabled:
-            raise RuntimeError("can't call numpy() on a tensor that requires grad: use .detach().numpy()")
+            raise provenance.worded("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                                    "instead.", "can't call numpy() on a tensor that requires grad: use "
+                                    ".detach().numpy()")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -142,12 +140,17 @@ class Tensor:
     def requires_grad(self, flag: bool) -> None:
         flag = bool(flag)
         if self.grad_fn is not None:
-            raise RuntimeError(
+            raise provenance.worded(
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
+                "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
                 "requires_grad can only be changed on a leaf tensor; this one was computed "
-                f"(grad_fn={self.grad_fn.name()}): use .detach() to get a leaf"
+                f"(grad_fn={self.grad_fn.name()}): use .detach() to get a leaf",
             )
         if flag and self._data.dtype not in FLOATING:
-            raise RuntimeError(f"only floating-point tensors can require gradients, not {self._data.dtype}")
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients "
+                f"(this one is {self._data.dtype})"
+            )
         if flag and self._inference and not state.inference:
             raise RuntimeError("setting requires_grad on an inference tensor outside inference_mode is not allowed")
         GUARD.changing = STAMP.origin  # a host lets the statement that changes this finish (interrupts.py)
@@ -173,7 +176,8 @@ class Tensor:
     def retain_grad(self) -> None:
         """Ask backward to fill `.grad` on this non-leaf tensor too."""
         if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on a tensor that doesn't require grad")
+            raise provenance.worded("can't retain_grad on Tensor that has requires_grad=False",
+                                    "can't retain_grad on a tensor that doesn't require grad")
         if self.grad_fn is None or self._retains_grad:
             return
         GUARD.changing = STAMP.origin
@@ -207,9 +211,11 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad must be a tensor or None, not {type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(
+                raise provenance.worded(
+                    f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
+                    f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size",
                     f"assigned grad has shape {tuple(value._data.shape)}, but the tensor has shape "
-                    f"{tuple(self._data.shape)}"
+                    f"{tuple(self._data.shape)}",
                 )
         origin = GUARD.changing = STAMP.origin
         self._grad = value
@@ -285,7 +291,8 @@ class Tensor:
     def item(self) -> float | int | bool:
         """The single value as a Python number."""
         if self._data.size != 1:
-            raise RuntimeError(f"item() needs a tensor with one element, this one has {self._data.size}")
+            raise provenance.worded(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
+                                    f"item() needs a tensor with one element, this one has {self._data.size}")
         return self._data.item()
 
     def tolist(self) -> Any:
@@ -304,8 +311,9 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise RuntimeError(
-                f"the truth value of a tensor with {self._data.size} elements is ambiguous: use .any() or .all()"
+            raise provenance.worded(
+                "Boolean value of Tensor with more than one value is ambiguous",
+                f"the truth value of a tensor with {self._data.size} elements is ambiguous: use .any() or .all()",
             )
         return bool(self._data)
 
@@ -396,18 +404,3 @@ def is_parameter(t: Any) -> bool:
     """Whether `t` is a tensor made by `gradcalc.nn.Parameter`."""
     ref = _PARAMETERS.get(id(t))
     return ref is not None and ref() is t
-
-
-def _is_floatlike(data: Any) -> bool:
-    """Python floats and ints become float64 tensors unless the data is all ints or bools (as in PyTorch)."""
-    if isinstance(data, np.ndarray):
-        return data.dtype.kind == "f"
-    if isinstance(data, bool):
-        return False
-    if isinstance(data, int):
-        return False
-    if isinstance(data, (list, tuple)):
-        flat = np.asarray(data)
-        return flat.dtype.kind not in "iub"
-    return True
-

@@ -1,11 +1,13 @@
 """`functional_call`: call a module with some of its parameters and buffers replaced, as
-`torch.func.functional_call` (so `grad` can differentiate with respect to them)."""
+`torch.func.functional_call` (so `grad` can differentiate with respect to them); `stack_module_state`: the
+parameters and buffers of several models of one class, stacked, for `vmap(functional_call)` to run them all
+(PyTorch's model-ensembling recipe)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "stack_module_state"]
 
 
 def functional_call(module: Any, parameter_and_buffer_dicts: Any, args: Any = None, kwargs: Any = None, *,
@@ -63,3 +65,30 @@ def _swap(owner: Any, name: str, value: Any) -> Any:
     old = getattr(owner, name)
     setattr(owner, name, value)
     return old
+
+
+def stack_module_state(models: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(params, buffers): for each name of the models' parameters (buffers), the models' tensors stacked
+    along a new first dimension. Stacked parameters are new leaves that require grad when the models' do."""
+    from ..autograd.ops.shape import stack
+
+    models = list(models)
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if not all(type(m) is type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tensors: tuple, name: str) -> Any:
+        wants = [t.requires_grad for t in tensors]
+        if any(wants) and not all(wants):
+            raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+        out = stack([t.detach() for t in tensors])
+        return out.requires_grad_() if all(wants) else out
+
+    all_params = [dict(m.named_parameters()) for m in models]
+    params = {k: stacked(tuple(p[k] for p in all_params), k) for k in all_params[0]}
+    all_buffers = [dict(m.named_buffers()) for m in models]
+    buffers = {k: stacked(tuple(b[k] for b in all_buffers), k) for k in all_buffers[0]}
+    return params, buffers

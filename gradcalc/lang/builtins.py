@@ -71,18 +71,23 @@ LANGUAGE_ONLY: dict[str, str] = {
 NN_BUILTINS: dict[str, tuple[str, ...]] = {
     "nn": (
         "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
-        "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter",
+        "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "Flatten", "Unflatten",
+        "Softmax", "LogSoftmax",
     ),
     "nn.functional": (
         "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
     ),
-    "optim": ("SGD", "Adam", "AdamW"),
+    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
+    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
+    "": ("Generator",),  # top-level (torch.Generator): its value has a surface of its own (objects.py)
 }
 
 # Engine names that are not built-ins of the language (the language has a statement for it, or the value it
 # returns is not one of the language's).
 NOT_BUILT_INS = frozenset(
-    {"numpy", "type", "output_nr", "register_hook", "register_post_accumulate_grad_hook"}
+    {"manual_seed", "numpy", "type", "output_nr", "register_hook", "register_post_accumulate_grad_hook",
+     # int32 and float16 are not the language's dtypes (and `int` reads as Python's word in a message)
+     "int", "half"}
 )
 
 # PyTorch's parameter names, and the kind of argument each takes (when the signature does not annotate it).
@@ -117,6 +122,10 @@ POSITIONAL_OVERRIDES: dict[tuple[str, str], str] = {
 # How many elements a constructor's result will have, checked before anything is allocated.
 SIZES: dict[str, Callable[[tuple, dict], int]] = {
     **dict.fromkeys(("zeros", "ones", "rand", "randn", "empty"), size_of_dims),
+    "randint": lambda args, kw: size_of_full((next((a for a in args if isinstance(a, tuple)), kw.get("size", ())),),
+                                             {}),
+    "normal": lambda args, kw: size_of_full(args[2:3] or (kw.get("size", ()) or (),), {}),
+    "randperm": lambda args, kw: size_of_full(args[:1] or (kw.get("n", 0),), {}),
     "full": size_of_full,
     "eye": size_of_eye,
     "arange": size_of_arange,
@@ -440,7 +449,8 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
     }
     functions.update((name, Builtin(name, target)) for name, target in LANGUAGE_ONLY.items())
     functions.update(
-        (name, Builtin(name, f"nn:{space}.{name}")) for space, names in NN_BUILTINS.items() for name in names
+        (name, Builtin(name, f"nn:{space}.{name}" if space else f"nn:{name}"))
+        for space, names in NN_BUILTINS.items() for name in names
     )
     methods: dict[str, Builtin] = {}
     attributes: dict[str, str] = {"grad_fn": "grad_fn"}  # a field of the tensor, not a property

@@ -31,7 +31,7 @@ from .errors import GradcalcError
 # PyTorch's parameters that only say how a computation runs (or are deprecated): not the language's.
 HIDDEN = frozenset({
     "device", "size_average", "reduce", "foreach", "capturable", "differentiable", "fused", "_stacklevel",
-    "generator", "memo", "destination",
+    "generator", "memo", "destination", "memory_format",
 })
 
 # Why a hidden parameter is not the language's (said when one is given).
@@ -39,6 +39,7 @@ HIDDEN_WHY: dict[str, str] = {
     "device": "gradcalc runs on the CPU only: leave device= out",
     "size_average": "it is deprecated in PyTorch: use reduction=",
     "reduce": "it is deprecated in PyTorch: use reduction=",
+    "memory_format": "gradcalc has one memory layout: leave it out",
     **dict.fromkeys(
         ("foreach", "capturable", "differentiable", "fused"),
         "it only chooses how PyTorch runs the update (gradcalc has one way): leave it out",
@@ -48,10 +49,10 @@ HIDDEN_WHY: dict[str, str] = {
 # What an argument must be, from the engine's annotation ...
 ANNOTATION_KINDS: dict[str, str] = {
     "Tensor": "tensor", "int": "whole", "float": "number", "bool": "bool", "str": "string",
-    "tuple[float, float]": "pair", "Module": "module",
+    "tuple[float, float]": "pair", "Module": "module", "Optimizer": "optimizer", "Iterable[int]": "wholes",
 }
 # ... or, where the annotation says nothing (`Any`), from PyTorch's name for the parameter.
-NAMED_KINDS: dict[str, str] = {"params": "parameters", "dtype": "dtype", "state_dict": "dict"}
+NAMED_KINDS: dict[str, str] = {"params": "parameters", "dtype": "dtype", "state_dict": "dict", "milestones": "wholes"}
 # (built-in, parameter): how the language shows and checks a parameter the engine declares as `*args`.
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {
     ("Sequential", "args"): ("modules", "module"),
@@ -68,9 +69,11 @@ WANTS: dict[str, str] = {
     "pair": "a pair of numbers such as (0.9, 0.999)",
     "function": FUNCTION.text,
     "module": "a module (such as Linear(1, 8) or Tanh())",
+    "optimizer": "an optimizer (such as SGD(net.parameters(), lr=0.1))",
     "parameters": "a list of tensors (net.parameters(), or [w, b])",
     "dtype": "a dtype (float32 or float64)",
     "dict": "a dict (what state_dict() returns)",
+    "wholes": "a list of whole numbers such as [30, 80]",
 }
 
 
@@ -165,6 +168,22 @@ def _module(v: Any) -> Any:
     raise WrongArgument
 
 
+def _wholes(v: Any) -> list[int]:
+    if isinstance(v, _tensor_type()) and v.ndim == 1:
+        v = v.tolist()
+    if isinstance(v, (list, tuple)):
+        return [_whole(x) for x in v]
+    raise WrongArgument
+
+
+def _optimizer(v: Any) -> Any:
+    from gradcalc.optim import Optimizer
+
+    if isinstance(v, Optimizer):
+        return v
+    raise WrongArgument
+
+
 def _parameters(v: Any) -> list[Any]:
     if isinstance(v, _tensor_type()) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
         return []  # `[]` is an empty tensor in the language: the engine then says the list is empty
@@ -189,7 +208,8 @@ def _dict(v: Any) -> Any:
 
 CONVERT: dict[str, Callable[[Any], Any]] = {
     "tensor": _tensor, "whole": _whole, "number": _one_number, "bool": _bool, "string": _string,
-    "pair": _pair, "function": _function, "module": _module, "parameters": _parameters, "dtype": _dtype,
+    "pair": _pair, "function": _function, "module": _module, "optimizer": _optimizer, "parameters": _parameters,
+    "dtype": _dtype, "wholes": _wholes,
     "dict": _dict, "any": lambda v: v,
 }
 
@@ -301,9 +321,10 @@ class Checked:
 
 
 def engine_object(path: str) -> Any:
-    """`nn.Linear`, `optim.Adam`, `nn.functional.gelu`: the engine's object (importing its package)."""
+    """`nn.Linear`, `optim.Adam`, `nn.functional.gelu`, `optim.lr_scheduler.StepLR`, `Generator` (top level):
+    the engine's object (importing its package)."""
     space, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(f"{engine().__name__}.{space}"), name)
+    return getattr(importlib.import_module(f"{engine().__name__}.{space}" if space else engine().__name__), name)
 
 
 def language_callable(name: str, path: str) -> Callable[..., Any]:

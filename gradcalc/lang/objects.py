@@ -7,7 +7,10 @@ run at the engine's speed; but the language reaches only what is declared here, 
   constructor took (`lin.in_features`, `act.inplace`: the constructor's parameter names), `training`, and the
   methods in `MODULE_METHODS`; a module is called on tensors (`net(x)`);
 - an optimizer: `param_groups`, its options by name (`opt.lr`, `opt.betas`, ...; `lr` may also be set), and
-  the methods in `OPTIMIZER_METHODS`.
+  the methods in `OPTIMIZER_METHODS`;
+- a learning-rate schedule (`StepLR(opt, 10)`): `SCHEDULER_ATTRIBUTES`, the settings its constructor took
+  (`step_size`, `gamma`), and `SCHEDULER_METHODS`;
+- a random generator (`Generator()`): `GENERATOR_METHODS` (`g.manual_seed(0)`), and `device`.
 
 Methods are called through `Checked` signatures (nn.py), so a wrong call names the method and what it takes;
 iterators (`net.parameters()`) come back as lists. values.py asks `surface_of(o)` for any value that is not a
@@ -31,9 +34,12 @@ from .values import OBJECT_CALLS
 MODULE_METHODS = (
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
     "named_modules", "zero_grad", "train", "eval", "requires_grad_", "state_dict", "load_state_dict", "forward",
-    "double", "float", "to", "append", "reset_parameters",
+    "double", "float", "to", "cpu", "append", "reset_parameters", "apply", "register_buffer",
 )
 OPTIMIZER_METHODS = ("step", "zero_grad", "state_dict", "load_state_dict")
+SCHEDULER_METHODS = ("step", "get_last_lr", "state_dict", "load_state_dict")
+SCHEDULER_ATTRIBUTES = ("last_epoch", "base_lrs", "optimizer")
+GENERATOR_METHODS = ("manual_seed", "seed", "initial_seed", "get_state", "set_state")
 # A parameter group's entries that are not options a user reads (the tensors; how PyTorch runs the update).
 NOT_OPTIONS = frozenset({"params", "param_names", "foreach", "capturable", "differentiable", "fused"})
 SETTABLE_OPTIONS = ("lr",)
@@ -115,6 +121,10 @@ class Surface:
     def summary(self, o: Any) -> str:
         """What `:vars` shows of `o`."""
         raise NotImplementedError
+
+    def show(self, o: Any) -> str:
+        """How `o` prints: PyTorch's repr (a module's layers, an optimizer's groups), unless the kind says."""
+        return repr(o)
 
     # shared -----------------------------------------------------------------------------------------
     def describe(self, o: Any) -> str:
@@ -388,7 +398,109 @@ class OptimizerSurface(Surface):
         return f"{type(o).__name__}  {n} tensor{'s' * (n != 1)}, lr={lr}"
 
 
-SURFACES: tuple[Surface, ...] = (ModuleSurface(), OptimizerSurface())
+# ---------------------------------------------------------------------------------------------------
+# Learning-rate schedules and random generators
+
+
+class SchedulerSurface(Surface):
+    kind = "schedule"
+
+    def owns(self, o: Any) -> bool:
+        from gradcalc.optim.lr_scheduler import LRScheduler
+
+        return isinstance(o, LRScheduler)
+
+    def methods(self, o: Any) -> tuple[str, ...]:
+        return SCHEDULER_METHODS
+
+    def settings(self, o: Any) -> list[str]:
+        d = vars(o)
+        return [n for n in _settings(type(o)) if n in d and n not in SCHEDULER_ATTRIBUTES]
+
+    def readable(self, o: Any) -> list[str]:
+        return [*SCHEDULER_ATTRIBUTES, *self.settings(o)]
+
+    def attribute(self, o: Any, name: str) -> Any:
+        if name in self.readable(o):
+            value = getattr(o, name)
+            return sorted(value.elements()) if name == "milestones" else value
+        if name in self.methods(o):
+            return BoundObjectMethod(o, name, self)
+        raise self.missing(o, name)
+
+    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+        return self.checked_call(o, name, args, kwargs)
+
+    def assign(self, o: Any, name: str, value: Any) -> None:
+        if name in self.readable(o) or name in self.methods(o):
+            raise GradcalcError(f"can't assign to .{name} of {describe(o)}: a schedule changes by .step() "
+                                "(or load_state_dict)")
+        raise self.missing(o, name)
+
+    def summary(self, o: Any) -> str:
+        return f"{type(o).__name__}  epoch {o.last_epoch}, lr={o.get_last_lr()}"
+
+    def show(self, o: Any) -> str:
+        settings = ", ".join(f"{n}={_setting(getattr(o, n))}" for n in self.settings(o) if n != "lr_lambda")
+        return f"{type(o).__name__}({settings}{', ' if settings else ''}last_epoch={o.last_epoch})"
+
+
+class GeneratorSurface(Surface):
+    kind = "random generator"
+
+    def owns(self, o: Any) -> bool:
+        from gradcalc import Generator
+
+        return isinstance(o, Generator)
+
+    def describe(self, o: Any) -> str:
+        return "a random generator"
+
+    def methods(self, o: Any) -> tuple[str, ...]:
+        return GENERATOR_METHODS
+
+    def readable(self, o: Any) -> list[str]:
+        return ["device"]
+
+    def attribute(self, o: Any, name: str) -> Any:
+        if name == "device":
+            return str(o.device)
+        if name in self.methods(o):
+            return BoundObjectMethod(o, name, self)
+        raise self.missing(o, name)
+
+    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+        if name == "manual_seed":  # a seed is a whole number, as `seed N` takes it
+            args = [_whole_seed(a) for a in args]
+            kwargs = {k: _whole_seed(v) for k, v in kwargs.items()}
+        return self.checked_call(o, name, args, kwargs)
+
+    def assign(self, o: Any, name: str, value: Any) -> None:
+        raise GradcalcError(f"can't assign to .{name} of a random generator: seed it with .manual_seed(n)")
+
+    def summary(self, o: Any) -> str:
+        return f"Generator  seed {o.initial_seed()}"
+
+    def show(self, o: Any) -> str:
+        return f"Generator(seed={o.initial_seed()})"
+
+
+def _setting(value: Any) -> str:
+    from collections import Counter
+
+    if isinstance(value, Counter):  # MultiStepLR's milestones, as they were given
+        return str(sorted(value.elements()))
+    return shown(value)
+
+
+def _whole_seed(v: Any) -> Any:
+    try:
+        return _whole(v)
+    except WrongArgument:
+        raise GradcalcError(f"Generator.manual_seed: a seed is a whole number, not {shown(v)}") from None
+
+
+SURFACES: tuple[Surface, ...] = (ModuleSurface(), OptimizerSurface(), SchedulerSurface(), GeneratorSurface())
 
 
 def surface_of(o: Any) -> Surface | None:

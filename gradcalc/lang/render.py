@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 FORMATS = ("torch", "plain", "json")
+_FLOAT64 = np.dtype("float64")
 
 
 def _engine() -> tuple[type, type, type]:
@@ -44,7 +45,8 @@ def torch_repr(value: Any) -> str:
         from gradcalc.autograd.tensor import is_parameter
 
         text = tensor_repr(
-            _array(value), requires_grad=value.requires_grad, grad_fn=_grad_fn_name(value), dtype_prefix=""
+            _array(value), requires_grad=value.requires_grad, grad_fn=_grad_fn_name(value), dtype_prefix="",
+            default_dtype=_FLOAT64,  # the language's default dtype, whatever Python code has set
         )
         return "Parameter containing:\n" + text if is_parameter(value) else text  # a module's, as PyTorch shows it
     if isinstance(value, tuple):  # also x.shape, which prints (2, 3) rather than torch.Size([2, 3])
@@ -56,7 +58,15 @@ def torch_repr(value: Any) -> str:
         return f"<{value.name()}>"
     if isinstance(value, DType):
         return value.name
-    return repr(value)
+    return _object_repr(value)
+
+
+def _object_repr(value: Any) -> str:
+    """A value that is none of the above: what its surface (objects.py) shows, else its repr."""
+    from .values import surface_of
+
+    surface = surface_of(value)
+    return surface.show(value) if surface is not None else repr(value)
 
 
 def torch_str(value: Any) -> str:

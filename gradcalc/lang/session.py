@@ -278,7 +278,11 @@ class Session:
 
     @contextmanager
     def _running(self) -> Iterator[None]:
-        """For one run: the element limit, a recursion limit for deep programs, warnings caught as ours."""
+        """For one run: the element limit, a recursion limit for deep programs, warnings caught as ours, and
+        float64 as the default dtype (LANGUAGE.md section 1) in this thread only: Python code in the same
+        process keeps its own (PyTorch's float32, or what it set)."""
+        from gradcalc.autograd.defaults import FLOAT64, default_dtype
+
         from .builtins import LIMITS
 
         LIMITS.max_elements = self.max_elements
@@ -287,7 +291,7 @@ class Session:
         if old_limit < RECURSION_LIMIT:
             sys.setrecursionlimit(RECURSION_LIMIT)
         try:
-            with warnings.catch_warnings():
+            with default_dtype(FLOAT64), warnings.catch_warnings():
                 warnings.simplefilter(
                     "ignore"
                 )  # NumPy's and Python's own warnings: PyTorch computes silently

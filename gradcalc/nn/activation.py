@@ -1,5 +1,5 @@
-"""Activation layers: `ReLU`, `Tanh`, `Sigmoid`, `Softplus`, `GELU`, `SiLU` (each calls its function in
-`nn.functional`)."""
+"""Activation layers: `ReLU`, `Tanh`, `Sigmoid`, `Softplus`, `GELU`, `SiLU`, `Softmax`, `LogSoftmax` (each calls
+its function in `nn.functional`)."""
 
 from __future__ import annotations
 
@@ -76,3 +76,31 @@ class SiLU(Module):
 
     def extra_repr(self) -> str:
         return "inplace=True" if self.inplace else ""
+
+
+class Softmax(Module):
+    """exp(x) / sum(exp(x)) along `dim` (each slice along it sums to 1)."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """log(softmax(x)) along `dim`, computed stably."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

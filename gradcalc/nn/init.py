@@ -1,8 +1,8 @@
 """`gradcalc.nn.init`: fill a tensor in place with values for a starting point of training, as PyTorch's
 `torch.nn.init` does (uniform, normal, constant, Kaiming and Xavier schemes), under no_grad.
 
-Random values come from gradcalc's own stream (`gradcalc.manual_seed` makes them repeat); they follow
-PyTorch's distributions, not its exact draws.
+Random values come from gradcalc's own stream (`gradcalc.manual_seed`, or a `generator=`, makes them repeat);
+they follow PyTorch's distributions, not its exact draws.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
-from ..autograd.ops import creation as _C
+from ..autograd.ops import random as _R
 from ..autograd.tensor import Tensor
 
 __all__ = [
-    "calculate_gain", "constant_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "uniform_",
-    "xavier_normal_", "xavier_uniform_", "zeros_",
+    "calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_", "normal_", "ones_", "orthogonal_",
+    "trunc_normal_", "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
 ]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
@@ -82,22 +82,25 @@ def _write(tensor: Tensor, values: Any) -> Tensor:
     return tensor
 
 
-def _draw(kind: str, shape: tuple[int, ...], a: float, b: float) -> np.ndarray:
-    with _C._rng_lock:
-        rng = _C._generator()
-        return rng.uniform(a, b, shape) if kind == "uniform" else rng.normal(a, b, shape)
+def _draw(kind: str, tensor: Tensor, a: float, b: float, generator: Any) -> np.ndarray:
+    """Values for `tensor` from U(a, b) or N(a, b²), drawn in its dtype from `generator` (or the default)."""
+    shape = tensor._data.shape
+    want = tensor._data.dtype if tensor._data.dtype.kind == "f" else np.dtype(np.float64)
+    if kind == "uniform":
+        return _R._draw(generator, lambda r: r.random(shape, dtype=want)) * (b - a) + a
+    return _R._draw(generator, lambda r: r.standard_normal(shape, dtype=want)) * b + a
 
 
 def uniform_(tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with values drawn uniformly from [a, b)."""
     _check(tensor, "uniform_")
-    return _write(tensor, _draw("uniform", tensor._data.shape, a, b))
+    return _write(tensor, _draw("uniform", tensor, a, b, generator))
 
 
 def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any = None) -> Tensor:
     """Fill with values drawn from the normal distribution N(mean, std²)."""
     _check(tensor, "normal_")
-    return _write(tensor, _draw("normal", tensor._data.shape, mean, std))
+    return _write(tensor, _draw("normal", tensor, mean, std, generator))
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
@@ -128,14 +131,14 @@ def xavier_uniform_(tensor: Tensor, gain: float = 1.0, generator: Any = None) ->
     fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_uniform_"))
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     a = math.sqrt(3.0) * std
-    return uniform_(tensor, -a, a)
+    return uniform_(tensor, -a, a, generator)
 
 
 def xavier_normal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
     """Glorot initialisation: N(0, std²) with std = gain √(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(_check(tensor, "xavier_normal_"))
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
-    return normal_(tensor, 0.0, std)
+    return normal_(tensor, 0.0, std, generator)
 
 
 def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -145,7 +148,7 @@ def kaiming_uniform_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonline
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinearity: str = "leaky_relu",
@@ -154,4 +157,48 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
     if _empty(_check(tensor, "kaiming_normal_")):
         return tensor
     fan = _calculate_correct_fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)
+
+
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  generator: Any = None) -> Tensor:
+    """Fill with values drawn from N(mean, std²) truncated to [a, b] (redrawn until inside: the same law as
+    PyTorch's inverse-CDF method, not its draws)."""
+    _check(tensor, "trunc_normal_")
+    if not a < b:
+        raise ValueError(f"trunc_normal_: a ({a}) must be below b ({b})")
+    shape = tensor._data.shape
+    out = np.empty(shape).reshape(-1)
+    todo = np.arange(out.size)
+    while todo.size:
+        draws = _R._draw(generator, lambda r, n=todo.size: r.standard_normal(n)) * std + mean
+        inside = (draws >= a) & (draws <= b)
+        out[todo[inside]] = draws[inside]
+        todo = todo[~inside]
+    return _write(tensor, out.reshape(shape))
+
+
+def eye_(tensor: Tensor) -> Tensor:
+    """Fill a 2-d tensor with the identity matrix (ones on the diagonal)."""
+    if _check(tensor, "eye_")._data.ndim != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    return _write(tensor, np.eye(*tensor._data.shape))
+
+
+def orthogonal_(tensor: Tensor, gain: float = 1.0, generator: Any = None) -> Tensor:
+    """Fill with a (semi-)orthogonal matrix, times `gain`: the Q of a QR decomposition of normal draws, its
+    signs fixed by R's diagonal, as PyTorch makes it (dims after the first are flattened)."""
+    if _check(tensor, "orthogonal_")._data.ndim < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor._data.size == 0:
+        return tensor
+    rows = tensor._data.shape[0]
+    cols = tensor._data.size // rows
+    flat = _R._draw(generator, lambda r: r.standard_normal((rows, cols)))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q = q * np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return _write(tensor, (q * gain).reshape(tensor._data.shape))

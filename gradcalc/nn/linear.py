@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.defaults import default_float
 from ..autograd.ops.creation import np_dtype
 from ..autograd.tensor import Tensor
 from . import functional as F
@@ -38,7 +39,7 @@ class Linear(Module):
         if device not in (None, "cpu"):
             raise RuntimeError(f"Linear: gradcalc runs on the CPU only; leave device unset (got {device!r})")
         self.in_features, self.out_features = int(in_features), int(out_features)
-        dt = np_dtype(dtype) or np.dtype(np.float64)
+        dt = np_dtype(dtype) or default_float()
         self.weight = Parameter(Tensor._make(np.empty((self.out_features, self.in_features), dt), False, None))
         if bias:
             self.bias = Parameter(Tensor._make(np.empty(self.out_features, dt), False, None))

@@ -13,10 +13,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import STAMP, no_grad
 from ..autograd.interrupts import GUARD
-from ..autograd.node import STAMP
-from ..autograd.tensor import Tensor
+from ..autograd.meta import is_meta, meta_array
+from ..autograd.provenance import worded
+from ..autograd.tensor import DType, Tensor
 from .parameter import Parameter
 
 
@@ -100,11 +101,10 @@ class Module:
         self._ready("buffers")
         self._check_name(name, "buffer")
         if hasattr(self, name) and name not in self._buffers:
-            raise KeyError(f"attribute {name!r} already exists: choose another name for the buffer")
+            raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(
-                f"cannot register a {type(tensor).__name__} as buffer {name!r}: a buffer is a tensor or None"
-            )
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer '{name}' (torch Tensor or None "
+                            "required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -213,6 +213,39 @@ class Module:
         for _, module in self.named_children():
             yield module
 
+    def get_submodule(self, target: str) -> Module:
+        """The submodule at dotted path `target` (`"0"`, `"encoder.layer"`); "" is this module."""
+        module: Module = self
+        if target == "":
+            return module
+        for item in target.split("."):
+            if not hasattr(module, item):
+                raise AttributeError(module._get_name() + " has no attribute `" + item + "`")
+            module = getattr(module, item)
+            if not isinstance(module, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return module
+
+    def get_parameter(self, target: str) -> Tensor:
+        """The parameter at dotted path `target` (`"0.weight"`)."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        if name not in module._parameters:
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return module._parameters[name]  # type: ignore[return-value]
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target`."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        if not hasattr(module, name):
+            raise AttributeError(module._get_name() + " has no attribute `" + name + "`")
+        if name not in module._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return module._buffers[name]  # type: ignore[return-value]
+
     def _named_members(self, store: str, prefix: str, recurse: bool, remove_duplicate: bool
                        ) -> Iterator[tuple[str, Tensor]]:
         seen: set[int] = set()
@@ -256,7 +289,7 @@ class Module:
     def train(self, mode: bool = True) -> Module:
         """Set training mode (True) or evaluation mode (False) here and below; returns this module."""
         if not isinstance(mode, bool):
-            raise ValueError(f"train(mode): mode must be True or False, not {mode!r}")
+            raise ValueError(f"training mode is expected to be boolean (True or False), not {mode!r}")
         self.training = mode
         for module in self.children():
             module.train(mode)
@@ -289,14 +322,29 @@ class Module:
                 with no_grad():
                     g.zero_()
 
-    # -- dtype -----------------------------------------------------------------------------------------
+    # -- dtype and device --------------------------------------------------------------------------
+    def _tensors(self) -> list[Tensor]:
+        return list(self.parameters()) + list(self.buffers())
+
     def _cast(self, dtype: np.dtype) -> Module:
-        for t in list(self.parameters()) + list(self.buffers()):
-            if t._data.dtype.kind == "f" and t._data.dtype != dtype:
-                t._data = t._data.astype(dtype)
+        """Floating parameters and buffers (and their gradients) converted to `dtype` in place: the same
+        tensor objects, with new data (as PyTorch's `param.data = ...`)."""
+        for t in self._tensors():
+            d = t._data
+            if d.dtype.kind == "f" and d.dtype != dtype:
+                t._data = meta_array(d.shape, dtype) if is_meta(d) else d.astype(dtype)
                 if t._grad is not None:
-                    t._grad = Tensor._make(t._grad._data.astype(dtype), False, None)
+                    g = t._grad._data
+                    t._grad = Tensor._make(meta_array(g.shape, dtype) if is_meta(g) else g.astype(dtype), False,
+                                           None)
         return self
+
+    def _to_meta(self) -> None:
+        for t in self._tensors():
+            if not is_meta(t._data):
+                t._data = meta_array(t._data.shape, t._data.dtype)
+                if t._grad is not None:
+                    t._grad = Tensor._make(meta_array(t._grad._data.shape, t._grad._data.dtype), False, None)
 
     def double(self) -> Module:
         """Convert floating parameters and buffers to float64 in place; returns this module."""
@@ -306,14 +354,53 @@ class Module:
         """Convert floating parameters and buffers to float32 in place; returns this module."""
         return self._cast(np.dtype(np.float32))
 
-    def to(self, dtype: Any) -> Module:
-        """Convert floating parameters and buffers to `dtype` (float32 or float64) in place."""
-        from ..autograd.ops.creation import np_dtype
+    def half(self) -> Module:
+        """PyTorch's conversion to float16, which gradcalc does not compute in (an error)."""
+        raise NotImplementedError("half(): gradcalc computes in float32 and float64 only, not float16; use "
+                                  ".float() or .double()")
 
-        target = np_dtype(dtype)
-        if target is None or target.kind != "f":
-            raise TypeError(f"Module.to(dtype): dtype must be a floating dtype (float32 or float64), not {dtype!r}")
-        return self._cast(target)
+    def bfloat16(self) -> Module:
+        """PyTorch's conversion to bfloat16, which gradcalc does not compute in (an error)."""
+        raise NotImplementedError("bfloat16(): gradcalc computes in float32 and float64 only, not bfloat16; use "
+                                  ".float() or .double()")
+
+    def type(self, dst_type: Any) -> Module:
+        """Convert the parameters and buffers to `dst_type` (a floating dtype) in place; returns this module."""
+        return self._cast(_floating_dtype(dst_type))
+
+    def cpu(self) -> Module:
+        """The module itself: gradcalc computes on the CPU (returns this module)."""
+        return self.to("cpu")
+
+    def to(self, *args: Any, device: Any = None, dtype: Any = None, non_blocking: bool = False,
+           memory_format: Any = None, **others: Any) -> Module:
+        """Move and/or convert the parameters and buffers in place, as PyTorch's overloads allow:
+        `to("cpu")`, `to(device="cpu")`, `to(float64)`, `to(dtype=float64)`, `to("cpu", float64)`, `to(t)` (t's
+        dtype and device); `to("meta")` makes them meta tensors (a shape, no data), for `func.functional_call`
+        to replace. Returns this module."""
+        where, dtype = _parse_to(args, device, dtype, others)
+        if dtype is not None:
+            self._cast(_floating_dtype(dtype))
+        if where is not None:
+            if where.type == "meta":
+                self._to_meta()
+            elif any(is_meta(t._data) for t in self._tensors()):
+                raise NotImplementedError(
+                    "Cannot copy out of meta tensor; no data! Please use torch.nn.Module.to_empty() instead of "
+                    "torch.nn.Module.to() when moving module from meta to a different device."
+                )
+        return self
+
+    def to_empty(self, *, device: Any, recurse: bool = True) -> Module:
+        """Give every parameter and buffer new memory on `device` (the CPU), uninitialised in PyTorch (zeros
+        here): how a module made of meta tensors gets real ones. Returns this module."""
+        from ..autograd.ops.device import check_device
+
+        check_device(device)
+        for t in self._tensors():
+            if is_meta(t._data):
+                t._data = np.zeros(t._data.shape, dtype=t._data.dtype)
+        return self
 
     # -- state ---------------------------------------------------------------------------------------
     def state_dict(self, destination: Any = None, prefix: str = "", keep_vars: bool = False) -> OrderedDict:
@@ -351,8 +438,8 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, Tensor):
-                errors.append(f'While copying the parameter named "{key}", expected a tensor in the dict, '
-                              f"but got {type(value).__name__}.")
+                errors.append(f'While copying the parameter named "{key}", expected torch.Tensor or Tensor-like '
+                              f"object from checkpoint but received {type(value)}")
             elif value._data.shape != target._data.shape:
                 errors.append(
                     f"size mismatch for {key}: copying a param with shape {value.shape} from checkpoint, the "
@@ -389,3 +476,40 @@ class Module:
             else:
                 text += "\n  " + "\n  ".join(lines) + "\n"
         return text + ")"
+
+
+def _floating_dtype(dtype: Any) -> np.dtype:
+    from ..autograd.ops.creation import np_dtype
+
+    try:
+        target = np_dtype(dtype)
+    except (TypeError, ValueError):  # not a dtype at all (NumPy says which way it failed)
+        target = None
+    if target is None or target.kind != "f":
+        shown = target.name if target is not None else "that"
+        raise worded(f"nn.Module.to only accepts floating point or complex dtypes, but got desired dtype={dtype}",
+                     f"a module's parameters take a floating dtype (float32 or float64), not {shown}", TypeError)
+    if target not in (np.dtype(np.float32), np.dtype(np.float64)):
+        raise NotImplementedError(f"gradcalc computes in float32 and float64 only, not {target.name}")
+    return target
+
+
+def _parse_to(args: tuple, where: Any, dtype: Any, others: dict) -> tuple[Any, Any]:
+    """(device or None, dtype or None) from the arguments of `Module.to`, read as PyTorch's `_parse_to` does."""
+    from ..autograd.ops.device import _device_of, device
+
+    if len(args) > 4 or set(others) - {"copy"}:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in others.items()])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of: "
+                        "to(device=None, dtype=None, non_blocking=False), to(dtype, non_blocking=False), "
+                        "to(tensor, non_blocking=False)")
+    for i, a in enumerate(args):
+        if isinstance(a, bool) or a is None:
+            continue  # non_blocking, copy: nothing to do on the CPU
+        if isinstance(a, Tensor):
+            where, dtype = _device_of(a), a.dtype
+        elif isinstance(a, DType) or (i > 0 and not isinstance(a, (str, device))):
+            dtype = a
+        else:
+            where = a
+    return (None if where is None else device(where)), dtype

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd.defaults import default_float
 from ..autograd.tensor import Tensor, is_parameter, mark_parameter, version_of
 
 
@@ -33,7 +34,7 @@ class Parameter(metaclass=_ParameterType):
 
     def __new__(cls, data: Tensor | None = None, requires_grad: bool = True) -> Tensor:  # type: ignore[misc]
         if data is None:
-            data = Tensor._make(np.empty(0), False, None)
+            data = Tensor._make(np.empty(0, dtype=default_float()), False, None)
         if not isinstance(data, Tensor):
             raise TypeError(
                 f"Parameter(data): data must be a tensor, not {type(data).__name__}; wrap it in tensor(...)"

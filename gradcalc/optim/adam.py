@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from .optimizer import Optimizer, bump, scalar
+from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor
 
 
 def _zeros_like(p: Tensor) -> Tensor:
@@ -42,7 +42,7 @@ class Adam(Optimizer):
 
     def _update(self, p: Tensor, grad: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
-            state["step"] = Tensor._make(np.array(0.0), False, None)
+            state["step"] = step_tensor()
             state["exp_avg"] = _zeros_like(p)
             state["exp_avg_sq"] = _zeros_like(p)
             if group["amsgrad"]:
@@ -61,16 +61,12 @@ class Adam(Optimizer):
                 data *= 1 - lr * wd
                 bump(p)
             else:
-                grad = grad + wd * data
+                grad = fma(data, wd, grad)
         # m.lerp_(grad, 1 - beta1): PyTorch's lerp, from whichever end is nearer the weight
-        m, w = m_t._data, 1 - beta1
-        if abs(w) < 0.5:
-            m += w * (grad - m)
-        else:
-            m[...] = grad - (grad - m) * (1 - w)
+        lerp_into(m_t._data, grad, 1 - beta1)
         v = v_t._data
         v *= beta2
-        v += (1 - beta2) * grad * grad
+        v[...] = fma((1 - beta2) * grad, grad, v)  # addcmul_: value * t1 fused with the rest
         bump(m_t)
         bump(v_t)
         step = float(step_t._data)
@@ -86,7 +82,7 @@ class Adam(Optimizer):
         else:
             denom = np.sqrt(v) / bias_correction2_sqrt
         denom += eps
-        data += -step_size * m / denom
+        data += -step_size * m_t._data / denom
         bump(p)
 
 

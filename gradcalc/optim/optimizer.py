@@ -38,6 +38,46 @@ def bump(t: Tensor) -> None:
     version_of(t).value += 1
 
 
+def step_tensor() -> Tensor:
+    """A parameter's step count, a 0-d tensor as PyTorch keeps it (float64 under a float64 default, else
+    float32: PyTorch's `_get_scalar_dtype`)."""
+    from ..autograd.defaults import FLOAT64, default_float
+
+    return Tensor._make(np.zeros((), dtype=FLOAT64 if default_float() == FLOAT64 else np.float32), False, None)
+
+
+def fma(a: Any, b: Any, c: Any) -> Any:
+    """a * b + c rounded once, as the fused multiply-add PyTorch's CPU kernels compute `c.add_(a, alpha=b)`
+    with (NumPy rounds the product and the sum apart). float32: exact in float64, rounded once more; float64:
+    Dekker's product and Knuth's sum recover both roundings' errors."""
+    c = np.asarray(c)
+    if c.dtype == np.float32:  # (a number is the kernel's float32 scalar first)
+        b = np.asarray(b, np.float32).astype(np.float64)
+        return (np.asarray(a, np.float64) * b + c.astype(np.float64)).astype(np.float32)
+    a, b = np.asarray(a, np.float64), np.float64(b) if np.ndim(b) == 0 else np.asarray(b, np.float64)
+    p = a * b
+    split = 134217729.0  # 2**27 + 1
+    ah = a * split
+    ah = ah - (ah - a)
+    bh = b * split
+    bh = bh - (bh - b)
+    e = ((ah * bh - p) + ah * (b - bh) + (a - ah) * bh) + (a - ah) * (b - bh)
+    s = p + c
+    z = s - p
+    t = (p - (s - z)) + (c - z)
+    return s + (t + e)
+
+
+def lerp_into(m: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """m ← lerp(m, end, weight) in place, as PyTorch's lerp computes it: from whichever end is nearer, fused
+    (its vectorized kernel: fma(weight, end - m, m), or fma(weight - 1, end - m, end), in m's dtype)."""
+    w = m.dtype.type(weight)
+    if abs(w) < 0.5:
+        m[...] = fma(end - m, w, m)
+    else:
+        m[...] = fma(end - m, w - m.dtype.type(1), end)
+
+
 def scalar(value: Any, name: str) -> float:
     """An option as a Python number (a 1-element tensor is read once, as PyTorch's `_to_scalar`)."""
     if isinstance(value, Tensor):
@@ -150,6 +190,7 @@ class Optimizer:
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """One optimization step; `closure` (re-evaluating the loss, with grad mode on) is called first and
         its result returned."""
+        self._opt_called = True  # (for the learning-rate schedules' check of the order of steps)
         loss = None
         if closure is not None:
             with enable_grad():

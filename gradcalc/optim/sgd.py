@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from .optimizer import Optimizer, bump, scalar
+from .optimizer import Optimizer, bump, fma, scalar
 
 
 class SGD(Optimizer):
@@ -39,7 +39,7 @@ class SGD(Optimizer):
         momentum, wd = group["momentum"], group["weight_decay"]
         d = -grad if group["maximize"] else grad
         if wd != 0:
-            d = d + wd * p._data
+            d = fma(p._data, wd, d)  # grad.add(param, alpha=wd): PyTorch's kernels fuse a * alpha + b
         if momentum != 0:
             buf = state.get("momentum_buffer")
             if buf is None:
@@ -47,9 +47,9 @@ class SGD(Optimizer):
             else:
                 b = buf._data
                 b *= momentum
-                b += (1 - group["dampening"]) * d
+                b[...] = fma(d, 1 - group["dampening"], b)
                 bump(buf)
                 bump(buf)
-            d = d + momentum * buf._data if group["nesterov"] else buf._data
-        p._data += -lr * d
+            d = fma(buf._data, momentum, d) if group["nesterov"] else buf._data
+        p._data[...] = fma(d, -lr, p._data)
         bump(p)

@@ -18,6 +18,7 @@ import gradcalc
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float64)
+gradcalc.set_default_dtype(gradcalc.float64)  # both in float64 (tests/conftest.py also sets it for every test)
 
 RTOL = 1e-9
 Scenario = Callable[..., Any]  # (lib, *tensors) -> tensor or tuple of tensors

@@ -12,6 +12,7 @@ import gradcalc as gc
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float64)
+gc.set_default_dtype(gc.float64)  # both in float64 (tests/conftest.py also sets it for every test)
 
 RTOL, ATOL = 1e-9, 1e-12
 

@@ -227,7 +227,8 @@ RECIPES: dict[str, list[Case]] = {
     # indexing
     "__getitem__": INDICES, "__setitem__": SETS,
     # copies and conversions
-    "clone": unary(), "contiguous": unary(), "double": unary(), "as_tensor": unary(),
+    "clone": unary(), "contiguous": unary(), "double": unary(), "as_tensor": unary(), "square": unary(-0.9, 0.9),
+    "type_as": [C((2, 3), call=lambda f, x: f(x, x.double()))],
     "float": [C((2, 3), rtol=1e-6)],
     "to": [C((2, 3), args=(gradcalc.float32,), rtol=1e-6), C((3,), args=(gradcalc.float64,))],
     "type": [C((2, 3), args=(gradcalc.float32,), rtol=1e-6)],
@@ -270,7 +271,13 @@ NOT_DIFFERENTIABLE = {
     "zeros", "zeros_like", "manual_seed", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
-    "is_cpu", "is_cuda", "__deepcopy__",
+    "is_cpu", "is_cuda", "is_meta", "__deepcopy__",
+    # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
+    "bool", "long", "int", "half", "element_size", "is_floating_point", "ndimension", "nelement", "numel",
+    "empty_like", "logspace",
+    "new_empty", "new_full", "new_ones", "new_tensor", "new_zeros",
+    "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli", "multinomial",
+    "uniform_", "normal_", "bernoulli_", "exponential_", "random_",
 }
 
 NN_FUNCTIONAL = "made by gradcalc.nn.functional, outside the op tables (test_nn_functional.py, against torch)"

@@ -57,7 +57,8 @@ CASES: dict[str, Case] = {
     "log_softmax": (((3, 4),), "any", lambda L, a: L.log_softmax(a, 1)),
     "softmax": (((3, 4),), "any", lambda L, a: L.softmax(a, 0)),
     "mean": (((3, 4),), "any", lambda L, a: L.mean(a, 1) + L.mean(a)),
-    "sum": (((3, 4),), "any", lambda L, a: L.sum(a, 0, keepdim=True) + L.sum(a)),
+    "sum": (((3, 4),), "any", lambda L, a: L.sum(a, 0, keepdim=True) + L.sum(a) + L.sum(a, axis=1, keepdims=True)),
+    "square": (((3,),), "any", lambda L, a: L.square(a)),
     "prod": (((3, 4),), "pos", lambda L, a: L.prod(a, 1) + L.prod(a)),
     "norm": (((3, 4),), "any", lambda L, a: L.norm(a) + L.norm(a, dim=1).sum() + L.norm(a, p=1)),
     "std": (((3, 4),), "any", lambda L, a: L.std(a, 1)),
@@ -119,7 +120,8 @@ NOT_DIFFERENTIABLE = {
     "argmax", "argmin", "eq", "ge", "gt", "le", "lt", "ne", "isnan", "logical_and", "logical_not", "logical_or",
     "detach", "floor_divide", "arange", "as_tensor", "empty", "eye", "full", "full_like", "linspace",
     "manual_seed", "ones", "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like", "all", "any", "allclose",
-    "equal", "device",
+    "equal", "device", "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
+    "multinomial", "is_floating_point", "numel", "empty_like", "logspace",
 }
 
 

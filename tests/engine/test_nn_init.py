@@ -123,3 +123,36 @@ def test_errors_as_torch(case: str) -> None:
         except Exception as e:  # noqa: BLE001 - the exception type is what is compared
             kinds.append(type(e).__name__)
     assert kinds[0] is not None and kinds[1] == kinds[0]
+
+
+def test_trunc_normal_orthogonal_and_eye() -> None:
+    """The schemes added for tutorials' models: trunc_normal_ by its law (bounds, mean, variance of the
+    truncated normal), orthogonal_ by orthogonality and gain, eye_ exactly as torch's; each repeats with a
+    generator's seed."""
+    mean, std, a, b = 0.25, 0.5, -0.5, 1.25
+    t = gradcalc.empty(200_000)
+    gradcalc.nn.init.trunc_normal_(t, mean, std, a, b, generator=gradcalc.Generator().manual_seed(1))
+    v = t.numpy()
+    assert a <= v.min() and v.max() <= b
+    phi = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)  # noqa: E731
+    cdf = lambda z: 0.5 * (1 + math.erf(z / math.sqrt(2)))  # noqa: E731
+    al, be = (a - mean) / std, (b - mean) / std
+    z = cdf(be) - cdf(al)
+    expect_mean = mean + std * (phi(al) - phi(be)) / z
+    expect_var = std**2 * (1 + (al * phi(al) - be * phi(be)) / z - ((phi(al) - phi(be)) / z) ** 2)
+    n = v.size
+    assert abs(v.mean() - expect_mean) < 6 * math.sqrt(expect_var / n)
+    assert abs(v.var() - expect_var) < 6 * expect_var * math.sqrt(2 / n) * 2
+    for shape in ((4, 6), (6, 4), (3, 2, 2)):
+        w = gradcalc.empty(*shape)
+        gradcalc.nn.init.orthogonal_(w, gain=2.0, generator=gradcalc.Generator().manual_seed(2))
+        m = w.numpy().reshape(shape[0], -1) / 2.0
+        small = m @ m.T if m.shape[0] <= m.shape[1] else m.T @ m
+        np.testing.assert_allclose(small, np.eye(small.shape[0]), atol=1e-12)
+        w2 = gradcalc.empty(*shape)
+        gradcalc.nn.init.orthogonal_(w2, gain=2.0, generator=gradcalc.Generator().manual_seed(2))
+        np.testing.assert_array_equal(w.numpy(), w2.numpy())
+    for lib in (gradcalc, torch):
+        e = lib.empty(2, 3, requires_grad=True)
+        lib.nn.init.eye_(e)
+        assert e.tolist() == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] and e.is_leaf and e.requires_grad

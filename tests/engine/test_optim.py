@@ -24,6 +24,20 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "adam_beta1_small": ("Adam", {"lr": 0.01, "betas": (0.3, 0.9)}),
     "adamw": ("AdamW", {"lr": 0.01}),
     "adamw_amsgrad": ("AdamW", {"lr": 0.03, "weight_decay": 0.2, "amsgrad": True}),
+    "rmsprop": ("RMSprop", {"lr": 0.01}),
+    # (PyTorch's vectorized sqrt is not always correctly rounded, NumPy's is: a configuration that amplifies one
+    # ulp a step, as RMSprop near its optimum with strong momentum does, cannot agree to 1e-12 over 100 steps)
+    "rmsprop_all": ("RMSprop", {"lr": 0.005, "alpha": 0.9, "eps": 1e-6, "weight_decay": 0.05, "momentum": 0.8}),
+    # centered with momentum: the moving variance E[g²] - E[g]² cancels as the gradient settles, so rounding
+    # grows there in any float32 run (PyTorch's too): a gentler rate keeps it measurable
+    "rmsprop_centered_momentum": ("RMSprop", {"lr": 0.005, "momentum": 0.5, "centered": True, "weight_decay": 0.01}),
+    "rmsprop_centered": ("RMSprop", {"lr": 0.01, "centered": True}),
+    "rmsprop_momentum_maximize": ("RMSprop", {"lr": 0.01, "momentum": 0.5, "maximize": True}),
+    "rmsprop_alpha_small": ("RMSprop", {"lr": 0.01, "alpha": 0.3, "centered": True}),
+    "adagrad": ("Adagrad", {"lr": 0.1}),
+    "adagrad_all": ("Adagrad", {"lr": 0.2, "lr_decay": 0.01, "weight_decay": 0.1, "initial_accumulator_value": 0.5,
+                                "eps": 1e-6}),
+    "adagrad_maximize": ("Adagrad", {"lr": 0.1, "maximize": True}),
 }
 SHAPES = [(3, 4), (4,), ()]
 
@@ -80,7 +94,8 @@ def test_trajectory_matches_torch_float32(config: str) -> None:
     assert gv == tv
 
 
-@pytest.mark.parametrize("config", ["sgd_momentum", "adam_wd_amsgrad", "adamw"])
+@pytest.mark.parametrize("config", ["sgd_momentum", "adam_wd_amsgrad", "adamw", "rmsprop_all",
+                                    "rmsprop_centered_momentum", "adagrad_all"])
 def test_state_and_state_dict(config: str) -> None:
     name, options = CONFIGS[config]
     results = []

@@ -57,7 +57,7 @@ def test_membership_is_derived_from_the_language_s_tables() -> None:
     torch, the func transforms in func, what nn.functional exports in F: a name added to a table appears."""
     for key, names in NN_BUILTINS.items():
         for name in names:
-            assert NAMESPACES[f"torch.{key}"].member(name) is FUNCTIONS[name], (key, name)
+            assert NAMESPACES[f"torch.{key}" if key else "torch"].member(name) is FUNCTIONS[name], (key, name)
     for name, b in FUNCTIONS.items():
         if b.target == name:  # gradcalc.NAME: PyTorch's top level
             assert NAMESPACES["torch"].member(name) is b

@@ -365,7 +365,7 @@ def test_attributes_methods_and_indexing() -> None:
 
 @pytest.mark.parametrize(
     "expr",
-    ["net.register_parameter", "net.add_module", "net.apply", "net.extra_repr", "net.get_submodule",
+    ["net.register_parameter", "net.add_module", "net.register_forward_hook", "net.extra_repr", "net.get_submodule",
      "net.forward_pre_hooks", "opt.add_param_group", "opt.defaults", "opt.state", "opt.register_step_pre_hook"],
 )
 def test_python_internals_are_not_reachable(expr: str) -> None:

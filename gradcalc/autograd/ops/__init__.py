@@ -20,22 +20,30 @@ from . import (
     linalg,
     losses,
     nn,
+    random,
     reductions,
     reorder,
     shape,
+    spellings,
 )
 
 # later modules' entries replace earlier ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device, nn,
-    losses, classification,
+    arithmetic, elementwise, reductions, shape, linalg, indexing, basic, inplace, creation, reorder, device, random,
+    nn, losses, classification, spellings,
 )
+
+
+def _spelled(name: str, fn: object) -> object:
+    """`fn`, taking PyTorch's `axis=`/`keepdims=` aliases too when it takes `dim`/`keepdim` (spellings.py)."""
+    return spellings.with_aliases(fn) if callable(fn) and spellings.takes_aliases(name, fn) else fn  # type: ignore
+
 
 FUNCTIONS: dict = {}
 for _module in MODULES:
-    FUNCTIONS.update(getattr(_module, "FUNCTIONS", {}))
+    FUNCTIONS.update((_name, _spelled(_name, _fn)) for _name, _fn in getattr(_module, "FUNCTIONS", {}).items())
     for _name, _fn in getattr(_module, "METHODS", {}).items():
-        setattr(Tensor, _name, _fn)
+        setattr(Tensor, _name, _spelled(_name, _fn))
     for _name, _fn in getattr(_module, "PROPERTIES", {}).items():
         setattr(Tensor, _name, property(_fn))
 

@@ -32,6 +32,8 @@ def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
     dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
     if raw:
         return np.sum(g, axis=dims, keepdims=True).reshape(shape)
+    if not shape:  # as PyTorch's sum_to: a plain sum (SumBackward0, not a view of a kept-dims sum)
+        return R.sum(g)
     out = R.sum(g, dim=dims, keepdim=True) if dims else g
     return R.reshape_to(out, shape) if out._data.shape != shape else out
 
@@ -535,7 +537,9 @@ class PowBackward1(_Binary):
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.saved_tensors
-        ga = mul(g, mul(b, pow(a, sub(b, 1.0)))) if needs(self, 0) else None
+        ga = None
+        if needs(self, 0):  # 0 where the exponent is 0, as PyTorch's pow_backward_self (not -0 from b * a**-1)
+            ga = E.where(b == 0.0, 0.0, mul(g, mul(b, pow(a, sub(b, 1.0)))))
         gb = None
         if needs(self, 1):
             # d(a**b)/db = a**b log a, taken as 0 where a == 0 and b >= 0 (the limit), as PyTorch does

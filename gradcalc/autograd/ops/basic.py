@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..node import Node
+from ..provenance import worded
 from ..tensor import Tensor, float32, float64, version_of
 from .core import binary_operands, broadcast_error, record, result
 
@@ -22,7 +23,11 @@ def detach_(x: Tensor) -> Tensor:
     """Make this tensor a leaf that does not require grad, in place (not for a view: its base's graph
     still runs through it, so PyTorch refuses, as gradcalc does)."""
     if getattr(x, "_view_of", None) is not None:
-        raise RuntimeError("detach_() cannot detach a view in place; use .detach(), which makes a new tensor")
+        raise worded("Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel "
+                     "(DDP) for training, and gradient_as_bucket_view is set as True, gradients are views of DDP "
+                     "buckets, and hence detach_() cannot be called on these gradients. To fix this error, please "
+                     "refer to the Optimizer.zero_grad() function in torch/optim/optimizer.py as the solution.",
+                     "detach_() cannot detach a view in place; use .detach(), which makes a new tensor")
     x.grad_fn, x._requires_grad, x._output_nr = None, False, 0
     return x
 

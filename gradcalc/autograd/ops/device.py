@@ -1,6 +1,6 @@
 """Devices: gradcalc computes on the CPU only. `torch.device("cpu")`, `Tensor.device`, `.cpu()`,
 `.to("cpu")` and `device=` on the constructors are accepted as no-ops, so PyTorch code runs unchanged; any
-other device is a clear error."""
+other device is a clear error, but for `.to("meta")`, which makes a meta tensor (a shape without data: meta.py)."""
 
 from __future__ import annotations
 
@@ -8,56 +8,15 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from ..devices import CPU, META, check_device, device
+from ..meta import is_meta, meta_array
 from ..tensor import Tensor
 from . import basic, creation
-
-
-class device:  # noqa: N801 - PyTorch's name
-    """A device: only `device("cpu")` (also `device("cpu", 0)`, `device(type="cpu")`) exists in gradcalc."""
-
-    __slots__ = ("type", "index")
-
-    def __init__(self, type: Any = "cpu", index: int | None = None) -> None:  # noqa: A002 - PyTorch's name
-        if isinstance(type, device):
-            type, index = type.type, type.index
-        name = str(type)
-        if ":" in name:
-            name, _, number = name.partition(":")
-            index = int(number) if number.isdigit() else index
-        if name != "cpu":
-            raise RuntimeError(f"device {str(type)!r}: gradcalc computes on the CPU only; use 'cpu' (or leave "
-                               "the device out)")
-        self.type, self.index = "cpu", index
-
-    def __repr__(self) -> str:
-        return "device(type='cpu')" if self.index is None else f"device(type='cpu', index={self.index})"
-
-    def __str__(self) -> str:
-        return "cpu" if self.index is None else f"cpu:{self.index}"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            try:
-                other = device(other)
-            except RuntimeError:
-                return False
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
-
-    def __hash__(self) -> int:
-        return hash((self.type, self.index))
-
-
-CPU = device("cpu")
-
-
-def check_device(value: Any) -> None:
-    """Accept None, "cpu" or a cpu device; any other device is an error."""
-    if value is not None:
-        device(value)
+from .core import record
 
 
 def _device_of(x: Tensor) -> device:
-    return CPU
+    return META if is_meta(x._data) else CPU
 
 
 def cpu(x: Tensor) -> Tensor:
@@ -75,19 +34,39 @@ def to(
     """`x` converted to a dtype (itself when it has it already); a device, "cpu" or another tensor (whose
     dtype is taken) may be given too, as PyTorch's `Tensor.to` overloads allow. `non_blocking` and `copy`
     are accepted; `copy=True` always gives a new tensor."""
-    check_device(device)
+    where = None if device is None else _DEVICE(device)
     copy = bool(copy)
     for a in target:
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, _DEVICE) or (isinstance(a, str) and (a == "cpu" or a.startswith(("cpu:", "cuda", "mps")))):
-            check_device(a)
+            where = _device_of(a)
+        elif isinstance(a, _DEVICE) or (isinstance(a, str) and not _is_dtype_name(a)):
+            where = _DEVICE(a)
         elif isinstance(a, bool):  # the positional non_blocking / copy of PyTorch's overloads
             continue
         elif a is not None:
             dtype = a
+    if where is not None and where.type == "meta":
+        target_dtype = x._data.dtype if dtype is None else creation.np_dtype(dtype)
+        return x if is_meta(x._data) and target_dtype == x._data.dtype else to_meta(x, target_dtype)
+    if is_meta(x._data):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     out = basic.to_dtype(x, dtype) if dtype is not None else x
     return basic.clone(out) if copy and out is x else out
+
+
+def _is_dtype_name(text: str) -> bool:
+    return text.removeprefix("torch.") in ("float32", "float64", "float", "double", "int64", "long", "bool",
+                                           "int32", "int", "uint8")
+
+
+def to_meta(x: Tensor, dtype: Any = None) -> Tensor:
+    """A meta tensor of `x`'s shape (and `dtype`, else x's), recorded as a copy (ToCopyBackward0)."""
+    node = record(basic.ToCopyBackward0, x)
+    if node is not None:
+        node.dtype = x._data.dtype
+    data = meta_array(x._data.shape, x._data.dtype if dtype is None else dtype)
+    return Tensor._make(data, node is not None, node)  # (not `result`: it would make the array a plain one)
 
 
 def _accepting_device(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
@@ -108,6 +87,7 @@ FUNCTIONS: dict[str, Any] = {name: _accepting_device(creation.FUNCTIONS[name]) f
                              if name in creation.FUNCTIONS}
 FUNCTIONS["device"] = device
 METHODS = {"cpu": cpu, "to": to}
-PROPERTIES = {"device": _device_of, "is_cpu": lambda x: True, "is_cuda": lambda x: False}
+PROPERTIES = {"device": _device_of, "is_cpu": lambda x: not is_meta(x._data), "is_cuda": lambda x: False,
+              "is_meta": lambda x: is_meta(x._data)}
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import forward_ad, grad_mode
 from .. import saved as SV
+from ..defaults import default_float
 from ..grad_mode import state
 from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_argument, times
@@ -139,7 +140,7 @@ UNARY: dict[str, tuple[Any, ...]] = {
 
 
 # What a row does with a bool or integer tensor, where NumPy and PyTorch differ. PyTorch computes the
-# functions with non-integer values in the default dtype (float64 here; NumPy gives float16 for bool); it
+# functions with non-integer values in the default dtype (defaults.py; NumPy gives float16 for bool); it
 # refuses bool tensors for these rows, and frac for integer ones too (kinds as NumPy's `dtype.kind`).
 REFUSES: dict[str, str] = {n: "b" for n in ("abs", "relu", "round", "floor", "ceil", "trunc")} | {"frac": "biu"}
 INTEGRAL_KEPT = frozenset(REFUSES) | {"sign", "sgn"}  # these keep an integral dtype (sign keeps bool too)
@@ -154,8 +155,8 @@ def integral_input(name: str, d: np.ndarray) -> np.ndarray:
         raise NotImplementedError(
             f"{name} is not implemented for {d.dtype.name} tensors: convert the tensor first, e.g. x.double()"
         )
-    if kind == "b" and name not in INTEGRAL_KEPT:
-        return d.astype(np.float64)  # the default dtype, as PyTorch's promotion of integral inputs
+    if name not in INTEGRAL_KEPT:
+        return d.astype(default_float())  # the default dtype, as PyTorch's promotion of integral inputs
     return d
 
 

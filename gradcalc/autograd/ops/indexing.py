@@ -127,6 +127,8 @@ def _plan(shape: tuple[int, ...], index: Any, reading: bool) -> _Plan:
             kind, item = "bool", bool(item._data)
         elif isinstance(item, (Tensor, list, tuple, np.ndarray)):
             kind, item = "array", _array(item)
+        elif isinstance(item, range):  # PyTorch reads a range as the list of its integers
+            kind, item = "array", np.arange(item.start, item.stop, item.step, dtype=np.int64)
         elif isinstance(item, str):  # PyTorch tries to read a string as a sequence of indices
             raise TypeError("a string cannot be an index")
         else:

@@ -39,7 +39,8 @@ def check_inplace(t: Tensor, what: str) -> None:
                 f"{what}: this tensor is a leaf that requires grad, and changing it in place would lose how "
                 "its gradient flows; do it inside `with no_grad:` (as an optimizer step does), or change a "
                 ".clone() of it",
-                "leaf_inplace", tensor=t, what=what,
+                "leaf_inplace", "a leaf Variable that requires grad is being used in an in-place operation.",
+                tensor=t, what=what,
             )
         root = getattr(t, "_view_of", None)
         if root is not None and root._requires_grad:
@@ -48,7 +49,8 @@ def check_inplace(t: Tensor, what: str) -> None:
                     f"{what}: this tensor is a view of a leaf that requires grad, and changing it in place "
                     "would change the leaf; do it inside `with no_grad:` (as an optimizer step does), or "
                     "change a .clone() of it",
-                    "leaf_inplace", tensor=root, view=t, what=what,
+                    "leaf_inplace", "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation.", tensor=root, view=t, what=what,
                 )
             if not t._requires_grad:
                 raise RuntimeError(
@@ -60,7 +62,9 @@ def check_inplace(t: Tensor, what: str) -> None:
         raise failure(
             f"{what}: this is an inference tensor (made inside `with inference_mode:`), which cannot be "
             "changed in place outside inference mode; change a .clone() of it instead",
-            "inference_inplace", tensor=t, what=what,
+            "inference_inplace", "Inplace update to inference tensor outside InferenceMode is not allowed.You can "
+            "make a clone to get a normal tensor before doing inplace update.See "
+            "https://github.com/pytorch/rfcs/pull/17 for more details.", tensor=t, what=what,
         )
 
 

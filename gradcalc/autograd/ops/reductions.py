@@ -67,14 +67,20 @@ def _count(shape: tuple[int, ...], dims: tuple[int, ...]) -> int:
     return math.prod(shape[i] for i in dims) if shape else 1
 
 
-def _keep(g: Any, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Any:
-    """A reduced result with its reduced dims back as size 1, to broadcast against the input."""
+def _keep(g: Any, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool, always: bool = False) -> Any:
+    """A reduced result with its reduced dims back as size 1, to broadcast against the input. A 0-d one
+    broadcasts as it is (PyTorch's backward of a full reduction expands it directly), unless `always` (PyTorch's
+    logsumexp unsqueezes it all the same)."""
     if keepdim or not in_shape:
         return g
     kept = tuple(1 if i in dims else n for i, n in enumerate(in_shape))
     if type(g) is not Tensor:
         return np.reshape(g, kept)
-    return S.reshape(g, kept) if g._data.shape != kept else g
+    if g._data.shape == kept or (not g._data.ndim and not always):
+        return g
+    for d in sorted(dims):  # PyTorch's unsqueeze_multiple: its double backward is then a squeeze, as PyTorch's
+        g = S.unsqueeze(g, d)
+    return g
 
 
 def expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
@@ -548,7 +554,8 @@ class LogsumexpBackward0(Node):
     def apply(self, g: Any) -> tuple:
         x, out = self.unpack_saved(type(g) is not Tensor)
         shape = np.shape(x) if type(x) is not Tensor else x._data.shape
-        return (_keep(g, shape, self.dims, self.keepdim) * E.exp(x - _keep(out, shape, self.dims, self.keepdim)),)
+        keep = _keep(g, shape, self.dims, self.keepdim, True), _keep(out, shape, self.dims, self.keepdim, True)
+        return (keep[0] * E.exp(x - keep[1]),)
 
 
 def _float_data(x: Tensor) -> np.ndarray:
