@@ -62,4 +62,6 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name == "vmap":
         return importlib.import_module("gradcalc.func").vmap
+    if name in _FUNCTIONS:  # an operation registered after import (autograd.spec.op)
+        return _FUNCTIONS[name]
     raise AttributeError(f"module 'gradcalc' has no attribute {name!r}")

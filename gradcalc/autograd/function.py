@@ -158,7 +158,7 @@ class BackwardCFunction(FunctionCtx, Node):
 
     def _fit(self, g: Tensor, i: int, shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
         """A returned gradient in its input's shape (a broadcast one summed back) and dtype."""
-        from .ops import arithmetic, basic
+        from .ops import basic, sums
 
         if g._data.shape != shape:
             try:  # a gradient the input broadcast to is summed back, as PyTorch does
@@ -170,7 +170,7 @@ class BackwardCFunction(FunctionCtx, Node):
                     f"{self.name()}: backward returned a gradient of shape {list(g._data.shape)} for argument "
                     f"{i}, whose shape is {list(shape)}; the gradient must have the argument's shape"
                 )
-            g = arithmetic.sum_to(g, shape)
+            g = sums.sum_to(g, shape)
         if g._data.dtype != dtype:
             g = basic.to_dtype(g, dtype)
         return g

@@ -318,9 +318,9 @@ def test_reused_arrays_match_torch_and_change_nothing(dtype: str, used: list[boo
 
     monkeypatch.setattr(temporaries, "spare_times", spy)
     import gradcalc.autograd.ops.arithmetic as A
-    import gradcalc.autograd.ops.elementwise as E
+    import gradcalc.autograd.ops.unary as U
     monkeypatch.setattr(A, "spare_times", spy)
-    monkeypatch.setattr(E, "spare_times", spy)
+    monkeypatch.setattr(U, "spare_times", spy)
 
     ours = gf.jacrev(lambda v: _fan_outs(gc, v, c))(x).numpy()
     tc, tx = torch.tensor(c_np, dtype=getattr(torch, dtype)), torch.tensor(x_np, dtype=getattr(torch, dtype))
