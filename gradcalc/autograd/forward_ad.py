@@ -125,11 +125,18 @@ def _suspended(level: int, levels: tuple[int, ...]) -> Iterator[None]:
     """Inside: only the levels of `levels` outside `level` propagate (a formula of level `level` runs)."""
     global _active
     before = _active
-    _active = tuple(lv for lv in levels if lv < level and lv in _open)
+    _active = _outside(level, levels)
     try:
         yield
     finally:
         _active = before
+
+
+def _outside(level: int, levels: tuple[int, ...]) -> tuple[int, ...]:
+    """The levels of `levels` outside `level` that are still open: those a formula of level `level` carries."""
+    if levels[0] == level:  # the outermost (the only one, most often): none
+        return ()
+    return tuple(lv for lv in levels if lv < level and lv in _open)
 
 
 @contextmanager
@@ -282,20 +289,15 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 
 # -- the hooks operations call (only once forward_seen) ----------------------------------------------------
-def _bare(cls: type, *other: Any) -> Node:
-    """A node of `cls` for a rule's parameters, when the operation recorded none (nothing requires grad): a
-    binary node's number operand `other`; an elementwise row's rule reads nothing of its node."""
-    node = object.__new__(cls)
-    if other:
-        node.other, node.shapes = other[0], None
-    return node
+_new = object.__new__
 
 
 def rule_of(cls: type) -> Callable[..., Any]:
-    """The forward rule of node class `cls` (its spec's), or the error PyTorch gives for an operation without."""
-    spec = cls.spec
-    rule = None if spec is None else spec.jvp
+    """The forward rule of node class `cls` (its spec's, kept on the class as `jvp_rule`), or the error PyTorch
+    gives for an operation without."""
+    rule = cls.jvp_rule
     if rule is None:
+        spec = cls.spec
         why = "its node has no spec" if spec is None else spec.no_jvp
         raise NotImplementedError(
             f"Trying to use forward AD with {cls.name()} that does not support it: {why}"
@@ -305,25 +307,29 @@ def rule_of(cls: type) -> Callable[..., Any]:
 
 def unary(cls: type, x: Tensor, out: Tensor) -> Tensor:
     """Attach to `out` = f(x), an operation of node class `cls`, its tangents: the class's rule per level."""
+    global _active
     if not _active or not carries(x):
         return out
-    rule = rule_of(cls)
-    node = out.grad_fn if out.grad_fn is not None else _bare(cls)
+    rule = cls.jvp_rule or rule_of(cls)
+    node = out.grad_fn if out.grad_fn is not None else _new(cls)  # an elementwise row's rule reads no field
     levels = _active
     # filled outermost level first, and visible on `out` meanwhile: an inner level's formula that uses the
     # output needs its outer tangents (nested forward mode)
     fw: dict = {}
     out._fw = fw
-    node = out.grad_fn
-    if node is not None and node._saved:  # the output, saved before its tangent was known, shares it
-        for saved in node._saved:
-            if type(saved) is SavedOutput:
-                saved._fw = fw
+    saved = out.grad_fn._saved if out.grad_fn is not None else None
+    if saved:  # the output, saved before its tangent was known, shares it
+        for s in saved:
+            if type(s) is SavedOutput:
+                s._fw = fw
     for level in levels:
         t = tangent_of(x, level)
         if t is not None:
-            with _suspended(level, levels):
+            _active = _outside(level, levels)  # `_suspended`, inlined: this runs for every elementwise op
+            try:
                 fw[level] = _fit(rule(node, (x,), out, (t,)), out)
+            finally:
+                _active = levels
     if not fw:
         out._fw = None
     return out
@@ -332,10 +338,14 @@ def unary(cls: type, x: Tensor, out: Tensor) -> Tensor:
 def binary(cls: type, a: Any, b: Any, out: Tensor, other: Any) -> Tensor:
     """Attach to `out` = a (op) b, recorded by node class `cls` with the number `other`, its tangents: the
     class's rule per level."""
+    global _active
     if not _active or not (carries(a) or carries(b)):
         return out
-    rule = rule_of(cls)
-    node = out.grad_fn if out.grad_fn is not None else _bare(cls, other)
+    rule = cls.jvp_rule or rule_of(cls)
+    node = out.grad_fn
+    if node is None:  # nothing requires grad: a bare node for the rule's number operand
+        node = _new(cls)
+        node.other, node.shapes = other, None
     levels = _active
     fw: dict = {}
     out._fw = fw  # filled outermost level first, as in `unary`
@@ -343,8 +353,11 @@ def binary(cls: type, a: Any, b: Any, out: Tensor, other: Any) -> Tensor:
         ta, tb = tangent_of(a, level), tangent_of(b, level)
         if ta is None and tb is None:
             continue
-        with _suspended(level, levels):
+        _active = _outside(level, levels)  # `_suspended`, inlined: this runs for every arithmetic op
+        try:
             fw[level] = _fit(rule(node, (a, b), out, (ta, tb)), out)
+        finally:
+            _active = levels
     if not fw:
         out._fw = None
     return out
@@ -405,7 +418,7 @@ def _force(out: Tensor, p: _Pending) -> dict:
     fw: dict = {}
     out._fw = fw  # filled outermost level first: an inner level's formula may use the outer tangents
     node = p.node
-    rule = rule_of(type(node))
+    rule = type(node).jvp_rule or rule_of(type(node))
     for level in p.levels:
         tangents = tuple(tangent_of(t, level) for t in p.inputs)
         if all(t is None for t in tangents):

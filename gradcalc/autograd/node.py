@@ -146,6 +146,7 @@ class Node:
     # The class's spec (spec.py): formula, saved names, forward rule, batched backward. None for the engine's
     # own nodes and a custom Function's, whose rules are their own.
     spec: Any = None
+    jvp_rule: Any = None  # the spec's forward rule, copied here for forward_ad's lookup
 
     def __init__(self) -> None:
         self._next: tuple[Node | None, ...] = ()

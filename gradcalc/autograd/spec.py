@@ -175,6 +175,7 @@ def node(
 def install_node(cls: type, spec: NodeSpec) -> None:
     """Attach `spec` to `cls`: the class attributes the engine reads, derived once here."""
     cls.spec = spec  # type: ignore[attr-defined]
+    cls.jvp_rule = spec.jvp  # type: ignore[attr-defined]  # forward_ad's lookup: one attribute, no call
     cls.saved_names = spec.saved  # type: ignore[attr-defined]
     saved_module.declare(cls)  # `_saved_<name>` properties (and parents' names hidden)
     batched = spec.batched
@@ -189,7 +190,7 @@ def install_node(cls: type, spec: NodeSpec) -> None:
 def base(cls: type) -> type:
     """Mark a node class as a base of others only (it is never recorded itself, so it has no spec)."""
     BASES.add(cls)
-    cls.spec = None  # type: ignore[attr-defined]
+    cls.spec = cls.jvp_rule = None  # type: ignore[attr-defined]
     return cls
 
 
