@@ -43,7 +43,7 @@ class AddBackward0(_Binary):
         first, second = self._next
         gb = None
         if second is not None:
-            gb = g if self.other is None else g * self.other
+            gb = g if self.other is None else mul_scalar(g, self.other)  # PyTorch's maybe_multiply
         return self.grads(g if first is not None else None, gb)
 
 
@@ -121,7 +121,7 @@ class SubBackward0(_Binary):
     def apply(self, g: Tensor) -> tuple:
         gb = None
         if needs(self, 1):
-            gb = -g if self.other is None else g * -self.other
+            gb = -g if self.other is None else mul_scalar(-g, self.other)
         return self.grads(g if needs(self, 0) else None, gb)
 
 
@@ -417,7 +417,7 @@ class PowBackward1(_Binary):
 @spec.node(
     formula={"exponent": "grad * result * log(self)"},
     saved={"self": SV.field("other"), "result": SV.tensor(0)},
-    jvp=lambda node, inputs, out, tangents: tangents[0] * (out * float(np.log(node.other))),
+    jvp=lambda node, inputs, out, tangents: tangents[0] * mul_scalar(out, float(np.log(node.other))),
     tangent="exponent_t * result * log(self)", batched=spec.BROADCASTS,
 )
 class PowBackward2(_Binary):
@@ -427,7 +427,7 @@ class PowBackward2(_Binary):
 
     def apply(self, g: Tensor) -> tuple:
         (out,) = self.unpack_saved(type(g) is not Tensor)
-        return (self.grads(None, g * (out * float(np.log(self.other))))[1],)
+        return (self.grads(None, g * mul_scalar(out, float(np.log(self.other))))[1],)
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:

@@ -37,7 +37,8 @@ class CloneBackward0(Node):
         return (g,)
 
 
-@spec.op("clone", nodes=(CloneBackward0,), sample=spec.Sample(((3,),), lambda L, a: L.clone(a) + a.clone()))
+@spec.op("clone", nodes=(CloneBackward0,),
+         sample=spec.Sample(((3,),), lambda L, a: L.clone(a) + a.clone() + a.float().double()))
 def clone(x: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it."""
     return result(x._data.copy(), record(CloneBackward0, x))

@@ -16,7 +16,7 @@ from .. import batching, spec
 from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor
-from .binary import _Binary, _binary, _shape, plus
+from .binary import _Binary, _binary, _shape, div_scalar, plus
 from .core import _CATEGORY, binary_operands, broadcast_error, needs, record, result
 from .sums import sum_to
 from .unary import _const, _sigmoid, _zeros_like, abs, sigmoid
@@ -27,6 +27,13 @@ def _select(mask: Any, g: Any) -> Any:
     if type(g) is not Tensor:
         return np.where(mask, g, 0.0)
     return where(_const(mask), g, 0.0)
+
+
+def _deselect(mask: Any, g: Any) -> Any:
+    """0 where `mask` holds, else `g` (PyTorch's `where(mask, 0, grad)`, the condition saved as it is)."""
+    if type(g) is not Tensor:
+        return np.where(mask, 0.0, g)
+    return where(_const(mask), 0.0, g)
 
 
 # -- softplus ----------------------------------------------------------------------------------------------
@@ -173,9 +180,11 @@ def _clamp_masks(x: Any, lo: Any, hi: Any) -> tuple[Any, Any, Any]:
 
 
 def _clamp_tensors_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-    inside, below, above = _clamp_masks(*inputs)
-    tx, tlo, thi = tangents
-    parts = [None if t is None else _select(m, t) for m, t in ((inside, tx), (below, tlo), (above, thi))]
+    full, tfull = [inputs[0], None, None], [tangents[0], None, None]  # (x, min, max), from the node's edges
+    for edge, k in enumerate(type(node).bounds, start=1):
+        full[k], tfull[k] = inputs[edge], tangents[edge]
+    masks = _clamp_masks(*full)
+    parts = [None if t is None else _select(m, t) for m, t in zip(masks, tfull, strict=True)]
     return plus(plus(parts[0], parts[1]), parts[2])
 
 
@@ -192,30 +201,35 @@ class ClampBackward0(Node):
     """clamp with tensor bounds: gradients to x and to each bound, as PyTorch's clamp_backward_min_max."""
 
     __slots__ = ("shapes",)
+    bounds = (1, 2)  # the bounds that have an edge after x's: 1 min, 2 max (clamp_min's and clamp_max's one)
 
     def apply(self, g: Tensor) -> tuple:
         x, lo, hi = self.saved_tensors
-        inside, below, above = _clamp_masks(x, lo, hi)
-        gx = sum_to(_select(inside, g), self.shapes[0]) if needs(self, 0) else None
-        glo = sum_to(_select(below, g), self.shapes[1]) if needs(self, 1) else None
-        ghi = sum_to(_select(above, g), self.shapes[2]) if needs(self, 2) else None
-        return (gx, glo, ghi)
+        masks = _clamp_masks(x, lo, hi)
+        grads = [sum_to(_select(masks[0], g), self.shapes[0]) if needs(self, 0) else None]
+        for edge, k in enumerate(type(self).bounds, start=1):
+            grads.append(sum_to(_select(masks[k], g), self.shapes[k]) if needs(self, edge) else None)
+        return tuple(grads)
 
 
 @spec.node(
     formula={"self": "where(self >= min, grad, 0)", "min": "where(self < min, grad, 0)"},
-    saved=_CLAMP_TENSORS, jvp=_clamp_tensors_jvp, tangent="where(self_p >= min_p, self_t, min_t)",
+    saved={"min": SV.tensor(1), "self": SV.tensor(0)}, jvp=_clamp_tensors_jvp,
+    tangent="where(self_p >= min_p, self_t, min_t)",
 )
 class ClampMinBackward1(ClampBackward0):
     __slots__ = ()
+    bounds = (1,)
 
 
 @spec.node(
     formula={"self": "where(self <= max, grad, 0)", "max": "where(self > max, grad, 0)"},
-    saved=_CLAMP_TENSORS, jvp=_clamp_tensors_jvp, tangent="where(self_p <= max_p, self_t, max_t)",
+    saved={"max": SV.tensor(2), "self": SV.tensor(0)}, jvp=_clamp_tensors_jvp,
+    tangent="where(self_p <= max_p, self_t, max_t)",
 )
 class ClampMaxBackward1(ClampBackward0):
     __slots__ = ()
+    bounds = (2,)
 
 
 def _bound(v: Any) -> Any:
@@ -272,7 +286,7 @@ def _clamp(x: Tensor, lo: Any, hi: Any, scalar_node: type[Node], tensor_node: ty
         data = _clamp_data(xd, lod, hid)
     except ValueError as exc:
         raise broadcast_error(exc, *(t for t in (x, lo, hi) if t is not None)) from None
-    node = record(tensor_node, x, lo, hi)
+    node = record(tensor_node, x, *((lo, hi)[k - 1] for k in tensor_node.bounds))
     if node is not None:
         node.shapes = (xd.shape, None if lo is None else lod.shape, None if hi is None else hid.shape)
         node.save(x, lo, hi)
@@ -334,7 +348,7 @@ class MaximumBackward0(_Binary):
         raw = type(g) is not Tensor
         a, b = self.unpack_saved(raw)
         ad, bd = (a, b) if raw else (a._data, b._data)
-        half = np.where(ad == bd, g * 0.5, g) if raw else where(_const(ad == bd), g * 0.5, g)
+        half = np.where(ad == bd, g * 0.5, g) if raw else where(_const(ad == bd), div_scalar(g, 2.0), g)
         keep = type(self).keep  # PyTorch's where(a == b, grad / 2, grad).masked_fill_(a < b, 0), for maximum
         ga = masked_fill(half, keep(ad, bd), 0.0) if needs(self, 0) else None
         gb = masked_fill(half, keep(bd, ad), 0.0) if needs(self, 1) else None
@@ -403,7 +417,7 @@ class WhereBackward0(Node):
         (c,) = self.unpack_saved(True)  # the condition as a bool array, whatever the gradients are
         sa, sb = self.shapes
         ga = sum_to(_select(c, g), sa) if needs(self, 0) else None
-        gb = sum_to(_select(~c, g), sb) if needs(self, 1) else None
+        gb = sum_to(_deselect(c, g), sb) if needs(self, 1) else None
         return (ga, gb)
 
 

@@ -238,7 +238,7 @@ def _gather(x: Tensor, plan: _Plan) -> Tensor:
 # -- x[index] ------------------------------------------------------------------------------------------------
 @spec.op("__getitem__", top_level=False,
          sample=spec.Sample(((4, 3),), lambda L, a: a[1:, 0] + a[[0, 2, 0], 1] + a[a[:, 2] > 0].sum()
-                            + a[..., None][0, 1, 0]))
+                            + a[..., None][0, 1, 0] + a[...][2]))
 def getitem(x: Tensor, idx: Any) -> Tensor:
     """`x[idx]`: a view for integers, slices, None and `...`; a copy when an advanced index is involved."""
     if _is_int(idx):  # the most common case, straight to its view
@@ -301,7 +301,8 @@ def index(x: Tensor, indices: tuple) -> Tensor:
 
 @spec.node(
     formula={"values": "grad.index(indices)"},
-    jvp=lambda node, inputs, out, tangents: index_put_zeros(tangents[0], node.indices, out._data.shape),
+    saved={"accumulate": SV.const(True), "indices": SV.Spec(_indices, False)},
+    jvp=lambda node, inputs, out, tangents: index_put_zeros(tangents[1], node.indices, out._data.shape),
     tangent="zeros.index_put_(indices, values_t, accumulate=true)",
 )
 class IndexPutImplBackward0(Node):
@@ -309,13 +310,13 @@ class IndexPutImplBackward0(Node):
 
     __slots__ = ("indices",)
 
-    def apply(self, g: Tensor) -> tuple:
-        return (index(g, self.indices),)
+    def apply(self, g: Tensor) -> tuple:  # edges as PyTorch's _index_put_impl_: the zeros (none), the values
+        return (None, index(g, self.indices))
 
 
 def index_put_zeros(g: Tensor, indices: tuple, shape: tuple[int, ...]) -> Tensor:
     """Zeros of `shape` with `g` added at `indices` (PyTorch's `_index_put_impl_` with accumulate)."""
-    node = record(IndexPutImplBackward0, g)
+    node = record(IndexPutImplBackward0, None, g)
     if node is not None:
         node.indices = indices
     return result(_scatter_add(g._data, indices, shape), node)

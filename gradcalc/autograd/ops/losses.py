@@ -409,7 +409,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
                 gi = sig(x) - t
             else:
                 tp = pw * t
-                gi = ((tp + 1.0) - t) * sig(x) - tp
+                gi = (add_scalar(tp, 1.0) - t) * sig(x) - tp
             gx = _finish(gi * g, w, reduction, n)
         if needs(self, 1):
             if pw is None:

@@ -25,7 +25,7 @@ from .. import saved as SV
 from ..node import NOTHING, Node, SavedOutput
 from ..tensor import Tensor
 from . import shape as S
-from .binary import mul_scalar
+from .binary import div_scalar, mul_scalar
 from .core import record, result
 from .elementwise import _select, filled_where, masked_fill, maximum, minimum, where
 from .sums import (
@@ -38,12 +38,13 @@ from .sums import (
     _count,
     _expand,
     _keep,
+    _restore,
     expand,
     expand_back,
     normalize_dims,
     sum,
 )
-from .unary import _const, abs, sign
+from .unary import _const, abs, sgn
 
 _py_max = builtins.max
 
@@ -95,7 +96,9 @@ class MeanBackward0(Node):
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
-        return (_expand(_back_to(g / self.count, self.in_dtype), self.in_shape),)
+        if type(g) is not Tensor:  # the division before the broadcast: on one number, not on the input's size
+            return (_expand(_back_to(g / self.count, self.in_dtype), self.in_shape),)
+        return (div_scalar(_expand(_back_to(g, self.in_dtype), self.in_shape), self.count),)  # PyTorch's order
 
 
 def _mean_batched(self: Node, g: Any) -> tuple:
@@ -117,8 +120,11 @@ class MeanBackward1(Node):
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
-        g = _back_to(g / self.count, self.in_dtype)
-        return (expand_back(g, self.in_shape, self.dims, self.keepdim),)
+        if type(g) is not Tensor:
+            g = _back_to(g / self.count, self.in_dtype)
+            return (expand_back(g, self.in_shape, self.dims, self.keepdim),)
+        g = expand_back(_back_to(g, self.in_dtype), self.in_shape, self.dims, self.keepdim)
+        return (div_scalar(g, self.count),)  # PyTorch's mean_backward: the expand, then the division
 
 
 @spec.op("mean", nodes=(MeanBackward0, MeanBackward1), vmap=batching.reduction("mean"),
@@ -452,9 +458,9 @@ class AmaxBackward0(Node):
         (x,) = self.unpack_saved(raw)
         xd = x if raw else x._data
         dims, keepdim = self.dims, self.keepdim
-        mask = xd == _keep(self.value, xd.shape, dims, keepdim)
+        mask = xd == _restore(self.value, xd.shape, dims, keepdim)
         count = mask.sum(axis=_axis(dims, xd.ndim), keepdims=True).astype(xd.dtype)
-        return ((_keep(g, xd.shape, dims, keepdim) / count) * mask,)
+        return ((_restore(g, xd.shape, dims, keepdim) / count) * mask,)
 
 
 @spec.node(
@@ -515,23 +521,25 @@ class LinalgVectorNormBackward0(Node):
     def _grad(self, g: Tensor) -> Tensor | None:
         x, norm = self.saved_tensors
         p, shape = self.p, x._data.shape
-        g, norm = _keep(g, shape, self.dims, self.keepdim), _keep(norm, shape, self.dims, self.keepdim)
+        if self.dims is not None:  # over all dims (dim=None) the norm is one number: nothing to put back
+            g, norm = _keep(g, shape, self.dims, self.keepdim), _keep(norm, shape, self.dims, self.keepdim)
         zero_norm = norm._data == 0
         if p == 0:
             return None
         if p == 1:
-            return g * sign(x)
+            return sgn(x) * g  # PyTorch's self.sgn() * grad
         if p == 2:
             return g * masked_fill(x / norm, zero_norm, 0.0)
         if math.isinf(p):
             a = np.abs(x._data)
             mask = (a == norm._data) | np.isnan(a)
-            count = mask.sum(axis=_axis(self.dims, a.ndim), keepdims=True).astype(a.dtype)
-            return sign(x) * ((g / count) * mask)
+            axis = None if self.dims is None else _axis(self.dims, a.ndim)
+            count = mask.sum(axis=axis, keepdims=True).astype(a.dtype)
+            return sgn(x) * ((g / count) * mask)
         if p < 1:
-            scaled = where(_const(x._data == 0), 0.0, sign(x) * abs(x) ** (p - 1))
+            scaled = where(_const(x._data == 0), 0.0, sgn(x) * abs(x) ** (p - 1))
             return scaled * g * norm ** (1 - p)
-        scaled = sign(x) * abs(x) ** (p - 1) if p < 2 else x * abs(x) ** (p - 2)
+        scaled = sgn(x) * abs(x) ** (p - 1) if p < 2 else x * abs(x) ** (p - 2)
         return scaled * masked_fill(g / norm ** (p - 1), zero_norm, 0.0)
 
 
@@ -574,7 +582,7 @@ def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtyp
     node = record(LinalgVectorNormBackward0, x)
     out = result(data, node)
     if node is not None:
-        node.p, node.dims, node.keepdim, node.in_dtype = p, dims, keepdim, in_dtype
+        node.p, node.dims, node.keepdim, node.in_dtype = p, None if dim is None else dims, keepdim, in_dtype
         node.save(x, SavedOutput(out))
     return out
 
@@ -613,7 +621,7 @@ class StdBackward0(VarBackward0):
 
     def apply(self, g: Tensor) -> tuple:
         x, out = self.saved_tensors
-        g = masked_fill(g / (out * 2.0), out._data == 0, 0.0)
+        g = masked_fill(g / mul_scalar(out, 2.0), out._data == 0, 0.0)
         return (_var_backward(g, x, self.dims, self.correction, self.keepdim),)
 
 

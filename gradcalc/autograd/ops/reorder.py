@@ -17,6 +17,7 @@ from ..node import Node
 from ..tensor import Tensor
 from . import indexing as I
 from . import shape as S
+from .binary import mul_scalar
 from .core import needs, record, result
 from .inplace import apply_inplace
 from .reductions import _ValuesIndices, return_types
@@ -123,7 +124,7 @@ def _diagonal_index(rows: int, cols: int, k: int) -> tuple[np.ndarray, np.ndarra
 # PyTorch's diag_embed keeps its dims as C++ int64 read back unsigned: -2 and -1 show as 2**64 - 2 and - 1
 @spec.node(
     formula={"self": "grad.diagonal(offset, dim1, dim2)"},
-    saved={"dim1": SV.const(2**64 - 2), "dim2": SV.const(2**64 - 1), "offset": SV.field("offset")},
+    saved={"dim1": SV.const(2**64 - 2), "dim2": SV.const(2**64 - 1), "offset": SV.field("offset", lambda k: k % 2**64)},
     jvp=lambda node, inputs, out, tangents: I.index_put_zeros(tangents[0], node.index, out._data.shape),
     tangent="self_t.diag_embed(offset, dim1, dim2)",
 )
@@ -138,7 +139,7 @@ class DiagEmbedBackward0(Node):
 
 @spec.node(
     formula={"self": "diagonal_backward(grad, self.sizes(), offset, dim1, dim2)"},
-    saved={"dim1": SV.const(0), "dim2": SV.const(1), "offset": SV.field("offset"),
+    saved={"dim1": SV.const(0), "dim2": SV.const(1), "offset": SV.field("offset", lambda k: k % 2**64),
            "self_sym_sizes": SV.field("in_shape", tuple)},
     jvp=lambda node, inputs, out, tangents: I.index(tangents[0], node.index),
     tangent="self_t.diagonal(offset, dim1, dim2)",
@@ -178,6 +179,12 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
 
 
 # -- index_add -----------------------------------------------------------------------------------------------
+def _index_add_index(node: Node) -> Tensor | None:
+    if node._next[1] is None:
+        return None
+    return Tensor._make(np.asarray(node.picker[-1]), False, None)
+
+
 def _index_add_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
     tx, ts = tangents
     added = None
@@ -188,9 +195,9 @@ def _index_add_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> A
 
 @spec.node(
     formula={"self": "grad", "source": "maybe_multiply(grad.index_select(dim, index), alpha)"},
-    # PyTorch saves index and source only when their gradients need them (None here, as there)
-    saved={"alpha": SV.field("alpha"), "dim": SV.field("dim"), "index": SV.const(None), "source": SV.const(None),
-           "source_dim": SV.field("source_dim")},
+    # PyTorch saves the index and source for source's gradient only (None when source needs none)
+    saved={"alpha": SV.field("alpha"), "dim": SV.field("dim"), "index": SV.Spec(_index_add_index, True),
+           "source": SV.tensor(0), "source_dim": SV.field("source_dim")},
     jvp=_index_add_jvp, tangent="self_t.index_add(dim, index, source_t, alpha)",
 )
 class IndexAddBackward0(Node):
@@ -204,7 +211,7 @@ class IndexAddBackward0(Node):
         if needs(self, 1):
             gs = I.index(g, self.picker)
             if self.alpha != 1:
-                gs = gs * self.alpha
+                gs = mul_scalar(gs, self.alpha)
         return (gx, gs)
 
 
@@ -233,6 +240,8 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any 
     node = record(IndexAddBackward0, x, source)
     if node is not None:
         node.picker, node.alpha, node.dim, node.source_dim = picker, alpha, d, src.ndim
+        if node._next[1] is not None:
+            node.save(source)
     return result(out, node)
 
 

@@ -155,7 +155,7 @@ def view(x: Tensor, *shape: Any) -> Tensor:
 
 
 @spec.op("reshape", nodes=(ViewBackward0, UnsafeViewBackward0), vmap=_reshape_rule("reshape"),
-         sample=spec.Sample(((2, 3),), lambda L, a: L.reshape(a, (3, 2)) + a.t().reshape(3, 2)))
+         sample=spec.Sample(((2, 3),), lambda L, a: L.reshape(a, (3, 2)) + a.t().reshape(2, 3).t()))
 def reshape(x: Tensor, *shape: Any) -> Tensor:
     """The same elements in another shape: a view when the layout allows, else a copy."""
     target = _target_shape(x, shape)

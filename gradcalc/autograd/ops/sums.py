@@ -20,7 +20,7 @@ from ..node import Node
 from ..tensor import Tensor
 from .basic import to_dtype
 from .core import record, result
-from .shape import _shape_arg, _view, reshape
+from .shape import _shape_arg, _view, reshape, unsqueeze
 
 _py_max = max
 # sum(x) and mean(x) are PyTorch's overloads without a dim (SumBackward0); sum(x, None) has one (SumBackward1)
@@ -66,7 +66,19 @@ def _keep(g: Any, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: boo
     kept = tuple(1 if i in dims else n for i, n in enumerate(in_shape))
     if type(g) is not Tensor:
         return np.reshape(g, kept)
-    return reshape(g, kept) if g._data.shape != kept else g
+    if g._data.shape == kept:
+        return g
+    for d in sorted(dims):  # PyTorch's unsqueeze_multiple: one UnsqueezeBackward0 per dim, as its graph records
+        g = unsqueeze(g, d)
+    return g
+
+
+def _restore(g: Any, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Any:
+    """`_keep` by a reshape, as PyTorch's restore_reduced_dims (amax's and amin's formulas) records it."""
+    if keepdim or not in_shape:
+        return g
+    kept = tuple(1 if i in dims else n for i, n in enumerate(in_shape))
+    return np.reshape(g, kept) if type(g) is not Tensor else reshape(g, kept)
 
 
 def expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], keepdim: bool) -> Tensor:
@@ -75,10 +87,11 @@ def expand_back(g: Tensor, in_shape: tuple[int, ...], dims: tuple[int, ...], kee
 
 
 def _expand(g: Any, shape: tuple[int, ...]) -> Any:
-    """Broadcast a gradient back over an input's shape: a view, for tensors and bare arrays alike."""
+    """Broadcast a gradient back over an input's shape: a view, for tensors and bare arrays alike (a tensor is
+    expanded even to its own shape, as PyTorch's formulas record it)."""
     if type(g) is not Tensor:
         return np.broadcast_to(g, shape)
-    return expand(g, shape) if g._data.shape != shape else g
+    return expand(g, shape)
 
 
 def _batched_expand(g: np.ndarray, in_shape: tuple[int, ...], dims: Any, keepdim: bool) -> np.ndarray:
@@ -129,6 +142,8 @@ def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
     dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
     if raw:
         return np.sum(g, axis=dims, keepdims=True).reshape(shape)
+    if not shape:  # as PyTorch's at::sum_to
+        return sum(g)
     out = sum(g, dim=dims, keepdim=True) if dims else g
     return reshape(out, shape) if out._data.shape != shape else out
 

@@ -248,7 +248,7 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
     return op
 
 
-_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_LN2, _LN10 = 0.6931471805599453, 2.3025850929940456  # derivatives.yaml's constants, exactly
 
 exp = unary("exp", forward=np.exp, node="ExpBackward0", saves="result", formula="grad * result",
             factor=lambda x, y: y)
@@ -257,19 +257,20 @@ expm1 = unary("expm1", forward=np.expm1, node="Expm1Backward0", saves="result", 
 log = unary("log", forward=np.log, node="LogBackward0", saves="self", formula="grad / self",
             backward=lambda g, x, y: g / x, domain=spec.POSITIVE)
 log2 = unary("log2", forward=np.log2, node="Log2Backward0", saves="self", formula="grad / (self * ln 2)",
-             backward=lambda g, x, y: g / (x * _LN2), domain=spec.POSITIVE)
+             backward=lambda g, x, y: g / mul_scalar(x, _LN2), domain=spec.POSITIVE)
 log10 = unary("log10", forward=np.log10, node="Log10Backward0", saves="self", formula="grad / (self * ln 10)",
-              backward=lambda g, x, y: g / (x * _LN10), domain=spec.POSITIVE)
+              backward=lambda g, x, y: g / mul_scalar(x, _LN10), domain=spec.POSITIVE)
 log1p = unary("log1p", forward=np.log1p, node="Log1PBackward0", saves="self", formula="grad / (self + 1)",
-              backward=lambda g, x, y: g / (x + 1.0), domain=spec.POSITIVE)
+              backward=lambda g, x, y: g / add_scalar(x, 1.0), domain=spec.POSITIVE)
 sin = unary("sin", forward=np.sin, node="SinBackward0", saves="self", formula="grad * self.cos()",
             factor=lambda x, y: cos(x))
 cos = unary("cos", forward=np.cos, node="CosBackward0", saves="self", formula="grad * -self.sin()",
             factor=lambda x, y: -sin(x))
 tan = unary("tan", forward=np.tan, node="TanBackward0", saves="result", formula="grad * (1 + result.pow(2))",
-            factor=lambda x, y: y * y + 1.0)
+            factor=lambda x, y: add_scalar(y**2.0, 1.0))
 asin = unary("asin", forward=np.arcsin, node="AsinBackward0", saves="self",
-             formula="grad * (-self * self + 1).rsqrt()", factor=lambda x, y: rsqrt(1.0 - x * x), domain=spec.UNIT)
+             formula="grad * (-self * self + 1).rsqrt()", factor=lambda x, y: rsqrt(add_scalar(-x * x, 1.0)),
+             domain=spec.UNIT)
 acos = unary("acos", forward=np.arccos, node="AcosBackward0", saves="self",
              formula="grad * -(-self * self + 1).rsqrt()",
              backward=lambda g, x, y: g * -rsqrt(add_scalar(-x * x, 1.0)), domain=spec.UNIT)
@@ -283,9 +284,10 @@ tanh = unary("tanh", forward=np.tanh, node="TanhBackward0", saves="result", form
              backward=lambda g, x, y: tanh_backward(g, y), raw_factor=lambda x, y: 1.0 - y * y)
 # at 0 the gradient is inf, as PyTorch's grad / (2 * result)
 sqrt = unary("sqrt", forward=np.sqrt, node="SqrtBackward0", saves="result", formula="grad / (2 * result)",
-             backward=lambda g, x, y: g / (y * 2.0), domain=spec.POSITIVE)
+             backward=lambda g, x, y: g / mul_scalar(y, 2.0), domain=spec.POSITIVE)
 rsqrt = unary("rsqrt", forward=lambda a: 1 / np.sqrt(a), node="RsqrtBackward0", saves="result",
-              formula="-0.5 * grad * result.pow(3)", factor=lambda x, y: y**3.0 * -0.5, domain=spec.POSITIVE)
+              formula="-0.5 * grad * result.pow(3)", backward=lambda g, x, y: mul_scalar(g, -0.5) * y**3.0,
+              raw_factor=lambda x, y: y**3.0 * -0.5, domain=spec.POSITIVE)
 reciprocal = unary("reciprocal", forward=lambda a: 1 / a, node="ReciprocalBackward0", saves="result",
                    formula="-grad * (result * result)", backward=lambda g, x, y: -g * (y * y), domain=spec.POSITIVE)
 # sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
@@ -315,7 +317,7 @@ trunc = unary("trunc", forward=np.trunc, node="TruncBackward0", saves="", formul
               backward=lambda g, x, y: _zeros_like(g))
 frac = unary("frac", forward=_frac, node="FracBackward0", saves="", formula="grad", backward=lambda g, x, y: g)
 # abs's derivative, as PyTorch writes it (`grad * self.sgn()`): sign under its own node name; not a public op
-sgn = unary("sgn", forward=_sign, node="SgnBackward0", saves="", formula="sgn_backward(self, grad, result)",
+sgn = unary("sgn", forward=_sign, node="SgnBackward0", saves="self result", formula="sgn_backward(self, grad, result)",
             backward=lambda g, x, y: _zeros_like(g), public=False)
 
 
