@@ -101,7 +101,8 @@ for lib in (gradcalc, torch):
                 *lib.autograd.grad((u * v).sum(), (a, b)))
 for i, (o, t) in enumerate(zip(got[gradcalc], got[torch])):
     close(o, t, f"backward and saved values {i}")
-assert set(spec.of(gradcalc.logaddexp(gradcalc.tensor(x0, requires_grad=True), gradcalc.tensor(y0)).grad_fn).formula) == {"self", "other"}
+node = gradcalc.logaddexp(gradcalc.tensor(x0, requires_grad=True), gradcalc.tensor(y0)).grad_fn
+assert set(spec.of(node).formula) == {"self", "other"}
 
 # the forward rule
 for f in (lambda L, a, b: L.asinh(a) * b, lambda L, a, b: L.logaddexp(a, b)):
@@ -115,19 +116,22 @@ for f in (lambda L, a, b: L.asinh(a) * b, lambda L, a, b: L.logaddexp(a, b)):
 a, b = gradcalc.tensor(x0, requires_grad=True), gradcalc.tensor(y0, requires_grad=True)
 rows = batched.rows(gradcalc.logaddexp(gradcalc.asinh(a), b), [a, b])
 assert rows is not None, "the batched backward must run"
-theirs = torch.func.jacrev(lambda a, b: torch.logaddexp(torch.asinh(a), b), argnums=(0, 1))(torch.tensor(x0), torch.tensor(y0))
+theirs = torch.func.jacrev(lambda a, b: torch.logaddexp(torch.asinh(a), b), argnums=(0, 1))(
+    torch.tensor(x0), torch.tensor(y0))
 for o, t in zip(rows, theirs):
     close(o, t, "jacrev")
 
 # the batching rules
-close(batching.vmap(lambda p, q: batching.bind("logaddexp", batching.bind("asinh", p), q), (1, None))(
-    gradcalc.tensor(x0), gradcalc.tensor(y0[:2])), torch.vmap(lambda p, q: torch.logaddexp(torch.asinh(p), q), (1, None))(
-    torch.tensor(x0), torch.tensor(y0[:2])), "vmap")
+ours = batching.vmap(lambda p, q: batching.bind("logaddexp", batching.bind("asinh", p), q), (1, None))(
+    gradcalc.tensor(x0), gradcalc.tensor(y0[:2]))
+theirs = torch.vmap(lambda p, q: torch.logaddexp(torch.asinh(p), q), (1, None))(torch.tensor(x0), torch.tensor(y0[:2]))
+close(ours, theirs, "vmap")
 
 # the language: built-ins, methods, :help, completion
 out = io.StringIO()
 s = Session(out=out)
-assert s.run("x = tensor([0.5, 1.5], requires_grad=true)\ny = asinh(x) + x.asinh() + logaddexp(x, x) + x.logaddexp(2 * x)\n"
+assert s.run("x = tensor([0.5, 1.5], requires_grad=true)\n"
+             "y = asinh(x) + x.asinh() + logaddexp(x, x) + x.logaddexp(2 * x)\n"
              "y.sum().backward()\nx.grad\n:help asinh\n:help logaddexp\nz = x.detach()\nz.asinh_()\n"), out.getvalue()
 xt = torch.tensor([0.5, 1.5], requires_grad=True)
 (2 * torch.asinh(xt) + torch.logaddexp(xt, xt) + torch.logaddexp(xt, 2 * xt)).sum().backward()
@@ -143,7 +147,8 @@ assert {"asinh", "asinh_", "logaddexp"} <= set(s.attribute_completions("x"))
 # the tests' tables: the new operations are cases of the spec tests, forward-mode tests, batched-Jacobian tests
 sys.path.insert(0, "tests/engine")
 import test_specs, test_forward_ad, test_batched_jacobian
-assert {"asinh", "logaddexp"} <= set(test_specs.SAMPLED) and {"spec asinh", "spec logaddexp"} <= set(test_forward_ad.CASES)
+assert {"asinh", "logaddexp"} <= set(test_specs.SAMPLED)
+assert {"spec asinh", "spec logaddexp"} <= set(test_forward_ad.CASES)
 for name in ("asinh", "logaddexp"):
     test_specs.test_backward_matches_torch(name)
     test_specs.test_forward_rule_matches_torch_func_jvp(name)
