@@ -316,6 +316,9 @@ def release_saved(node: Node, saved: tuple | None = None) -> None:
     if saved is None:
         saved = node._saved
     node._saved = FREED
+    if saved is NOTHING:  # a product by a number (deep chains are made of them): both slots empty, at once
+        node._empty = 3
+        return
     empty = 0
     for i, t in enumerate(saved):
         if t is None:

@@ -1,8 +1,9 @@
 """One node constructor (node.make_node, which core.record uses) as the reference, and the paths that write its
-slots inline for speed (arithmetic's `binary._binary`, the elementwise rows' functions) or build tangent-only nodes
-(forward_ad.record): every node kind, made by every path, under every stamping state (none, a front end's origin,
-anomaly mode, saved-tensor hooks) and from every kind of input (a fresh leaf, a leaf with its AccumulateGrad, an
-output other than a node's first, a tensor with a version counter), has every slot as the reference makes it."""
+slots inline for speed (arithmetic's `binary._binary`, the elementwise rows' functions, which also make their
+result as Tensor._make does) or build tangent-only nodes (forward_ad.record): every node kind, made by every
+path, under every stamping state (none, a front end's origin, anomaly mode, saved-tensor hooks) and from every
+kind of input (a fresh leaf, a leaf with its AccumulateGrad, an output other than a node's first, a tensor with
+a version counter), has every slot as the reference makes it."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from gradcalc.autograd.node import NOTHING, Node, make_node, set_origin
 from gradcalc.autograd.ops import binary, elementwise
 from gradcalc.autograd.ops.core import record
 from gradcalc.autograd.ops.unary import ROWS
+from gradcalc.autograd.tensor import Tensor
 
 UNSET = object()
 # what the constructor sets, and what only later steps may (saving, freeing, hooks, tangents)
@@ -61,6 +63,17 @@ def _stamping(state: str) -> Iterator[None]:
             yield
     else:
         yield
+
+
+def _compare_output(out: Tensor) -> None:
+    """An operation's result, made inline by a hot path, against Tensor._make's: every slot."""
+    reference = Tensor._make(out._data, True, out.grad_fn)
+    saved = out.grad_fn._saved or ()
+    if any(getattr(s, "_vc", None) is out._vc is not None for s in saved):  # saved as the node's own output
+        reference._vc = out._vc
+    for name in Tensor.__slots__:
+        if name not in ("__weakref__", "_data"):
+            assert _slot(out, name) is _slot(reference, name) or _slot(out, name) == _slot(reference, name), name
 
 
 def _compare(node: Node, edge_inputs: list[Any], state: str) -> None:
@@ -123,7 +136,9 @@ def test_the_binary_path_makes_the_reference_node(case: tuple, kind: str, state:
     if name in BROADCAST:
         b = b[:1]
     with _stamping(state):
-        node = op(a, b).grad_fn
+        out = op(a, b)
+        _compare_output(out)
+        node = out.grad_fn
         assert type(node).__name__ == name.split()[0] and type(node).__module__.endswith((".binary", ".arithmetic",
                                                                                          ".elementwise"))
         _compare(node, edges(a, b), state)
@@ -135,7 +150,9 @@ def test_the_binary_path_makes_the_reference_node(case: tuple, kind: str, state:
 def test_the_elementwise_rows_make_the_reference_node(row: str, kind: str, state: str) -> None:
     a, _ = _inputs(kind)
     with _stamping(state):
-        node = ROWS[row].function(a).grad_fn
+        out = ROWS[row].function(a)
+        _compare_output(out)
+        node = out.grad_fn
         assert type(node) is ROWS[row].node
         _compare(node, [a], state)
 

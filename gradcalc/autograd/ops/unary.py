@@ -226,7 +226,16 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
         node._extras = None
         node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
         node._versions = None
-        out = Tensor._make(data, True, node)
+        out = _new(Tensor)  # Tensor._make inlined (the reference, field by field)
+        out._data = data
+        out._requires_grad = True
+        out._grad = None
+        out.grad_fn = node
+        out._output_nr = 0
+        out._vc = None
+        out._accumulator = None
+        out._retains_grad = False
+        out._inference = grad_mode.inference_seen and state.inference
         if save_y:
             node.save(x if save_x else None, SavedOutput(out))
         elif save_x:
