@@ -64,7 +64,7 @@ class LogaddexpBackward0(Node):
         return (ga, gb)
 
 
-@spec.op("logaddexp", nodes=(LogaddexpBackward0,), vmap=batching.pointwise_binary("logaddexp"),
+@spec.op("logaddexp", nodes=(LogaddexpBackward0,), vmap=spec.rule("pointwise_binary", "logaddexp"),
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.logaddexp(a, b) + a.logaddexp(b * 2.0)))
 def logaddexp(input, other):
     """log(exp(input) + exp(other)), computed without overflow."""

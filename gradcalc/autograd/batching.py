@@ -1,11 +1,12 @@
 """Batching rules: how one operation runs over a batch dimension, the slot a batched vmap is built on.
 
-An operation's batching rule is registered in its spec (`@spec.op(..., vmap=rule)`), as functorch's batch rules
-and JAX's `primitive_batchers` are: `rule(args, dims, **params) -> (result, dim)`. `args` are the operation's
-arguments at one vmap level, `dims[i]` the position of that level's batch dimension in `args[i]` (None for an
-argument that is the same for every sample: a number, a tensor not mapped), `params` the operation's other
-parameters, in the sample's terms (`dim=` counts the sample's dimensions, not the batch); the rule returns the
-result with its batch dimension at `dim` (None: the same for every sample).
+An operation's batching rule is registered in its spec (`@spec.op(..., vmap=rule)`; the rules of this module by
+name, `vmap=spec.rule("pointwise_binary", "add")`, so that this module loads only when vmap first runs), as
+functorch's batch rules and JAX's `primitive_batchers` are: `rule(args, dims, **params) -> (result, dim)`.
+`args` are the operation's arguments at one vmap level, `dims[i]` the position of that level's batch dimension
+in `args[i]` (None for an argument that is the same for every sample: a number, a tensor not mapped), `params`
+the operation's other parameters, in the sample's terms (`dim=` counts the sample's dimensions, not the batch);
+the rule returns the result with its batch dimension at `dim` (None: the same for every sample).
 
 A rule is written with `bind(name, *args, **params)` for the operations it uses, never with the functions
 themselves: `bind` calls the operation on plain tensors, and its rule when an argument is batched at an outer
@@ -192,6 +193,32 @@ def reduction(name: str) -> S.BatchRule:
         return bind(name, x, over, keepdim=keepdim, **params), 0
 
     return rule
+
+
+def _shape_arg(shape: tuple) -> tuple[int, ...]:
+    """`f(2, 3)`, `f((2, 3))` and `f([2, 3])` all name the shape (2, 3)."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return tuple(int(n) for n in shape)
+
+
+def reshaping(name: str) -> S.BatchRule:
+    """The rule of `reshape` and `view`: the batch dimension first, the sample's new shape after it."""
+
+    def rule(args: tuple, dims: tuple, *shape: Any) -> tuple[Any, Any]:
+        (x, *rest), (d, *_) = args, dims
+        x = to_front(x, d)
+        return bind(name, x, (shape_of(x)[0], *_shape_arg(tuple(rest) or shape))), 0
+
+    return rule
+
+
+def expand_rule(args: tuple, dims: tuple, *shape: Any) -> tuple[Any, Any]:
+    (x, *rest), (d, *_) = args, dims
+    target = _shape_arg(tuple(rest) or shape)
+    x = to_front(x, d)
+    size = shape_of(x)[0]
+    return bind("expand", pad(x, len(target)), (size, *target)), 0
 
 
 def matmul_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:

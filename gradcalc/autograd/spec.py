@@ -22,23 +22,25 @@ registered later through `listen`), the language's built-ins (lang/builtins.py l
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import saved as saved_module
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (typing's aliases cost at every start-up: made for the type checker only)
+    from typing import TypeAlias
+
     from .node import Node
 
-# (node, inputs, out, tangents) -> the tangent of `out` (None: zero). `node` is the node that recorded the
-# operation (a bare one of its class when only tangents are computed), `inputs` what the operation was given
-# (tensors, and numbers where it takes them), `tangents` one per input (None where it has none).
-JvpRule = Callable[..., Any]
-# (node, grad) -> per input, its gradient: `apply` on bare arrays that carry one leading batch dim.
-BatchedBackward = Callable[..., tuple]
-# (args, dims, **params) -> (result, result's batch dim): one vmap level of the operation (batching.py).
-BatchRule = Callable[..., tuple[Any, Any]]
+    # (node, inputs, out, tangents) -> the tangent of `out` (None: zero). `node` is the node that recorded the
+    # operation (a bare one of its class when only tangents are computed), `inputs` what the operation was given
+    # (tensors, and numbers where it takes them), `tangents` one per input (None where it has none).
+    JvpRule: TypeAlias = Callable[..., Any]
+    # (node, grad) -> per input, its gradient: `apply` on bare arrays that carry one leading batch dim.
+    BatchedBackward: TypeAlias = Callable[..., tuple]
+    # (args, dims, **params) -> (result, result's batch dim): one vmap level of the operation (batching.py).
+    BatchRule: TypeAlias = Callable[..., tuple[Any, Any]]
 
 
 class _Broadcasts:
@@ -52,13 +54,18 @@ class _Broadcasts:
 BROADCASTS: Any = _Broadcasts()
 
 
-class Domain(NamedTuple):
+class Domain:
     """Where a test draws an operation's inputs: a name, and an interval (None: standard normal values)."""
 
-    name: str
-    low: float | None = None
-    high: float | None = None
-    distinct: bool = False  # values well apart (max, sort: no ties for the gradient to split)
+    # a plain class rather than a NamedTuple: making one of those runs `exec`, at every start-up
+    __slots__ = ("name", "low", "high", "distinct")
+
+    def __init__(self, name: str, low: float | None = None, high: float | None = None, distinct: bool = False) -> None:
+        self.name, self.low, self.high = name, low, high
+        self.distinct = distinct  # values well apart (max, sort: no ties for the gradient to split)
+
+    def __repr__(self) -> str:
+        return f"<Domain {self.name}>"
 
     def draw(self, rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
         """Float64 values of `shape` from this domain."""
@@ -77,13 +84,14 @@ PROBABILITY = Domain("(0, 1)", 0.05, 0.95)
 DISTINCT = Domain("distinct", distinct=True)
 
 
-class Sample(NamedTuple):
+class Sample:
     """A call of an operation for the tests, written with PyTorch's API: `call(lib, *tensors)` runs on
     `gradcalc` and on `torch` alike, with tensors of `shapes` drawn from `domain`."""
 
-    shapes: tuple[tuple[int, ...], ...]
-    call: Callable[..., Any]
-    domain: Domain = REAL
+    __slots__ = ("shapes", "call", "domain")
+
+    def __init__(self, shapes: tuple[tuple[int, ...], ...], call: Callable[..., Any], domain: Domain = REAL) -> None:
+        self.shapes, self.call, self.domain = shapes, call, domain
 
 
 class NodeSpec:
@@ -138,6 +146,35 @@ class OpSpec:
 
     def __repr__(self) -> str:
         return f"<OpSpec {self.name}>"
+
+
+class LazyRule:
+    """A batching rule of batching.py by name (a factory's, with `args`), loaded when first called: vmap is
+    rare, start-up is not."""
+
+    __slots__ = ("name", "args", "rule")
+
+    def __init__(self, name: str, args: tuple) -> None:
+        self.name, self.args, self.rule = name, args, None
+
+    def __call__(self, args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        rule = self.rule
+        if rule is None:
+            from . import batching  # loaded on first use, to keep it off the start-up path
+
+            rule = getattr(batching, self.name)
+            if self.args:
+                rule = rule(*self.args)
+            self.rule = rule
+        return rule(args, dims, **params)
+
+    def __repr__(self) -> str:
+        return f"<batching rule {self.name}{self.args or ''}>"
+
+
+def rule(name: str, *args: Any) -> LazyRule:
+    """The batching rule `name` of batching.py (`rule("reduction", "sum")`: what its factory makes of `args`)."""
+    return LazyRule(name, args)
 
 
 NODES: dict[type, NodeSpec] = {}

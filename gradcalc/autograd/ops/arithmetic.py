@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, spec
 from .. import saved as SV
+from .. import spec
 from ..node import NOTHING, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
@@ -168,14 +168,14 @@ def sub(a: Any, b: Any) -> Tensor:
     return _binary(SubBackward0, a, b, data, None, None)
 
 
-@spec.op("add", nodes=(AddBackward0,), vmap=batching.pointwise_binary("add"),
+@spec.op("add", nodes=(AddBackward0,), vmap=spec.rule("pointwise_binary", "add"),
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.add(a, b, alpha=2.0) + (a + b) + (a + 1.5) + (2 + b)))
 def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     """`add(a, b, alpha=k)`: a + k*b, one node as in PyTorch (the operator `+` skips this wrapper)."""
     return _scaled(AddBackward0, add, np.add, a, b, alpha)
 
 
-@spec.op("sub", nodes=(SubBackward0,), vmap=batching.pointwise_binary("sub"),
+@spec.op("sub", nodes=(SubBackward0,), vmap=spec.rule("pointwise_binary", "sub"),
          sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.sub(a, b, alpha=0.5) - (1.5 - a) + (a - b) - 2.0))
 def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     """`sub(a, b, alpha=k)`: a - k*b."""
@@ -269,7 +269,7 @@ class MulBackward0(_Binary):
         return self.grads(ga, gb)
 
 
-@spec.op("mul", nodes=(MulBackward0,), vmap=batching.pointwise_binary("mul"),
+@spec.op("mul", nodes=(MulBackward0,), vmap=spec.rule("pointwise_binary", "mul"),
          sample=spec.Sample(((2, 3), (2, 1)), lambda L, a, b: L.mul(a, b) * 3.0 + 2.0 * a + a * b.detach()))
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
@@ -319,7 +319,7 @@ class DivBackward0(_Binary):
         return self.grads(ga, gb)
 
 
-@spec.op("div", nodes=(DivBackward0,), vmap=batching.pointwise_binary("div"),
+@spec.op("div", nodes=(DivBackward0,), vmap=spec.rule("pointwise_binary", "div"),
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.div(a, b) + 2.0 / b + a / 4.0, spec.POSITIVE))
 def div(a: Any, b: Any) -> Tensor:
     """a / b (true division)."""
@@ -345,7 +345,7 @@ class NegBackward0(Node):
         return (-g,)
 
 
-@spec.op("neg", nodes=(NegBackward0,), vmap=batching.pointwise_unary("neg"),
+@spec.op("neg", nodes=(NegBackward0,), vmap=spec.rule("pointwise_unary", "neg"),
          sample=spec.Sample(((3,),), lambda L, a: L.neg(a) + -a))
 def neg(a: Tensor) -> Tensor:
     """-a."""
@@ -434,7 +434,7 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
     return Tensor._make(np.asarray((a._data == 0) & (b._data >= 0)), False, None)
 
 
-@spec.op("pow", nodes=(PowBackward0, PowBackward1, PowBackward2), vmap=batching.pointwise_binary("pow"),
+@spec.op("pow", nodes=(PowBackward0, PowBackward1, PowBackward2), vmap=spec.rule("pointwise_binary", "pow"),
          sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.pow(a, b) + a**3 + 2.0**b + a**0.5 + a**0, spec.POSITIVE))
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
@@ -476,7 +476,7 @@ class NotImplemented_(Node):
         raise RuntimeError(f"'{self.op}' has no derivative: compute it on .detach()ed values")
 
 
-@spec.op("floor_divide", nodes=(NotImplemented_,), vmap=batching.pointwise_binary("floor_divide"))
+@spec.op("floor_divide", nodes=(NotImplemented_,), vmap=spec.rule("pointwise_binary", "floor_divide"))
 def floor_divide(a: Any, b: Any) -> Tensor:
     """a // b (no derivative)."""
     ad, bd = binary_operands(a, b)
@@ -522,7 +522,7 @@ class RemainderBackward1(_Binary):
         return self.grads(ga, gb)
 
 
-@spec.op("remainder", nodes=(RemainderBackward0, RemainderBackward1), vmap=batching.pointwise_binary("remainder"),
+@spec.op("remainder", nodes=(RemainderBackward0, RemainderBackward1), vmap=spec.rule("pointwise_binary", "remainder"),
          sample=spec.Sample(((4,), (4,)), lambda L, a, b: L.remainder(a * 3.0, b) + a % 0.7, spec.POSITIVE))
 def remainder(a: Any, b: Any) -> Tensor:
     """a % b, with the sign of b (Python's and PyTorch's convention)."""

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, spec
 from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor
 from .binary import _Binary, _binary, _shape, div_scalar, plus
@@ -380,14 +380,14 @@ def _pairwise(a: Any, b: Any, ufunc: np.ufunc, cls: type[_Binary], name: str) ->
     return _binary(cls, a, b, data, (a, b), None)
 
 
-@spec.op("maximum", nodes=(MaximumBackward0,), vmap=batching.pointwise_binary("maximum"),
+@spec.op("maximum", nodes=(MaximumBackward0,), vmap=spec.rule("pointwise_binary", "maximum"),
          sample=spec.Sample(((5,), (5,)), lambda L, a, b: L.maximum(a, b)))
 def maximum(a: Tensor, b: Tensor) -> Tensor:
     """The elementwise maximum of two tensors (nan wins)."""
     return _pairwise(a, b, np.maximum, MaximumBackward0, "maximum")
 
 
-@spec.op("minimum", nodes=(MinimumBackward0,), vmap=batching.pointwise_binary("minimum"),
+@spec.op("minimum", nodes=(MinimumBackward0,), vmap=spec.rule("pointwise_binary", "minimum"),
          sample=spec.Sample(((5,), (5,)), lambda L, a, b: L.minimum(a, b)))
 def minimum(a: Tensor, b: Tensor) -> Tensor:
     """The elementwise minimum of two tensors (nan wins)."""

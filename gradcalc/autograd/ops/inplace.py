@@ -14,7 +14,6 @@ place outside `no_grad`, like the leaf itself.
 from __future__ import annotations
 
 import builtins
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -164,10 +163,7 @@ def inplace_method(op: Callable[..., Tensor], name: str) -> Callable[..., Tensor
 
     method.__name__ = method.__qualname__ = f"{name}_"
     method.__doc__ = f"In-place {name}: writes the result into this tensor."
-    try:
-        method.__signature__ = inspect.signature(op)  # type: ignore[attr-defined]
-    except (TypeError, ValueError):
-        pass
+    method.__wrapped__ = op  # type: ignore[attr-defined]  # inspect.signature reads op's (on demand, not here)
     return method
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, spec
 from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor
 from . import shape as S
@@ -259,7 +259,7 @@ def outer(a: Tensor, b: Tensor) -> Tensor:
 
 
 # -- matmul --------------------------------------------------------------------------------------------------
-@spec.op("matmul", vmap=batching.matmul_rule,
+@spec.op("matmul", vmap=spec.rule("matmul_rule"),
          sample=spec.Sample(((2, 3, 4), (4,)), lambda L, a, b: L.matmul(a, b) + (a @ a.transpose(1, 2)).sum(0)[0]
                             + (b @ a[0].t()).sum() + (a[1] @ b)[0]))
 def matmul(a: Tensor, b: Tensor) -> Tensor:

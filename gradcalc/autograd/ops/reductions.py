@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, forward_ad, spec
+from .. import forward_ad, spec
 from .. import saved as SV
 from ..node import NOTHING, Node, SavedOutput
 from ..tensor import Tensor
@@ -127,7 +127,7 @@ class MeanBackward1(Node):
         return (div_scalar(g, self.count),)  # PyTorch's mean_backward: the expand, then the division
 
 
-@spec.op("mean", nodes=(MeanBackward0, MeanBackward1), vmap=batching.reduction("mean"),
+@spec.op("mean", nodes=(MeanBackward0, MeanBackward1), vmap=spec.rule("reduction", "mean"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.mean(a, 1) + L.mean(a) + a.mean((0, 1), keepdim=True)))
 def mean(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     """Mean of all elements, or over `dim` (nan for no elements)."""
@@ -486,14 +486,14 @@ def _amax(reduce: Any, cls: type[Node], name: str, x: Tensor, dim: Any, keepdim:
     return result(data, node)
 
 
-@spec.op("amax", nodes=(AmaxBackward0,), vmap=batching.reduction("amax"),
+@spec.op("amax", nodes=(AmaxBackward0,), vmap=spec.rule("reduction", "amax"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.amax(a, 1) + L.amax(a, (0, 1)), spec.DISTINCT))
 def amax(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """The largest elements over `dim` (all dims by default); ties share the gradient evenly."""
     return _amax(np.max, AmaxBackward0, "amax", x, dim, keepdim)
 
 
-@spec.op("amin", nodes=(AminBackward0,), vmap=batching.reduction("amin"),
+@spec.op("amin", nodes=(AminBackward0,), vmap=spec.rule("reduction", "amin"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.amin(a, 0).sum() + a.amin(1, keepdim=True).sum(), spec.DISTINCT))
 def amin(x: Tensor, dim: Any = (), keepdim: bool = False) -> Tensor:
     """The smallest elements over `dim` (all dims by default); ties share the gradient evenly."""

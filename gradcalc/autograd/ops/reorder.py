@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, spec
 from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor
 from . import indexing as I
@@ -85,7 +85,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
 
 
 # -- movedim -------------------------------------------------------------------------------------------------
-@spec.op("movedim", aliases=("moveaxis",), vmap=batching.movedim_rule,
+@spec.op("movedim", aliases=("moveaxis",), vmap=spec.rule("movedim_rule"),
          sample=spec.Sample(((2, 3, 4),), lambda L, a: L.movedim(a, 0, 2) + L.moveaxis(a, (0, 1), (1, 2)).permute(
              2, 0, 1)))
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, forward_ad, grad_mode, spec
+from .. import forward_ad, grad_mode, spec
 from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor, Version
@@ -128,16 +128,7 @@ def _no_copy_reshape(data: np.ndarray, target: tuple[int, ...]) -> np.ndarray | 
         return None
 
 
-def _reshape_rule(name: str) -> Any:
-    def rule(args: tuple, dims: tuple, *shape: Any) -> tuple[Any, Any]:
-        (x, *rest), (d, *_) = args, dims
-        x = batching.to_front(x, d)
-        return batching.bind(name, x, (batching.shape_of(x)[0], *_shape_arg(tuple(rest) or shape))), 0
-
-    return rule
-
-
-@spec.op("view", nodes=(ViewBackward0,), top_level=False, vmap=_reshape_rule("view"),
+@spec.op("view", nodes=(ViewBackward0,), top_level=False, vmap=spec.rule("reshaping", "view"),
          sample=spec.Sample(((2, 3),), lambda L, a: a.view(3, 2) + a.view(-1).view(3, 2)))
 def view(x: Tensor, *shape: Any) -> Tensor:
     """The same memory in another shape (one dimension may be -1); an error when the strides forbid it."""
@@ -154,7 +145,7 @@ def view(x: Tensor, *shape: Any) -> Tensor:
     return _view(data, x, node)
 
 
-@spec.op("reshape", nodes=(ViewBackward0, UnsafeViewBackward0), vmap=_reshape_rule("reshape"),
+@spec.op("reshape", nodes=(ViewBackward0, UnsafeViewBackward0), vmap=spec.rule("reshaping", "reshape"),
          sample=spec.Sample(((2, 3),), lambda L, a: L.reshape(a, (3, 2)) + a.t().reshape(2, 3).t()))
 def reshape(x: Tensor, *shape: Any) -> Tensor:
     """The same elements in another shape: a view when the layout allows, else a copy."""
@@ -265,7 +256,7 @@ class SqueezeBackward4(_SqueezeNode):
     __slots__ = ()
 
 
-@spec.op("squeeze", nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBackward2), vmap=batching.squeeze_rule,
+@spec.op("squeeze", nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBackward2), vmap=spec.rule("squeeze_rule"),
          sample=spec.Sample(((2, 1, 3, 1),), lambda L, a: L.squeeze(a, 1).sum(-1) + a.squeeze()
                             + a.squeeze((1, 3))))
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
@@ -299,7 +290,7 @@ class UnsqueezeBackward0(Node):
         return (squeeze(g, self.dim) if _is_tensor(g) else np.squeeze(g, axis=self.dim),)
 
 
-@spec.op("unsqueeze", nodes=(UnsqueezeBackward0,), vmap=batching.unsqueeze_rule,
+@spec.op("unsqueeze", nodes=(UnsqueezeBackward0,), vmap=spec.rule("unsqueeze_rule"),
          sample=spec.Sample(((2, 3),), lambda L, a: L.unsqueeze(a, 1) + a.unsqueeze(-1)))
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim` (from -(ndim+1) to ndim)."""

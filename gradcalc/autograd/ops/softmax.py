@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, spec
 from .. import saved as SV
+from .. import spec
 from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from .basic import to_dtype
@@ -48,7 +48,7 @@ def _float_data(x: Tensor) -> np.ndarray:
     return d if d.dtype.kind == "f" else d.astype(np.float64)
 
 
-@spec.op("logsumexp", nodes=(LogsumexpBackward0,), vmap=batching.reduction("logsumexp"),
+@spec.op("logsumexp", nodes=(LogsumexpBackward0,), vmap=spec.rule("reduction", "logsumexp"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.logsumexp(a, 1) + a.logsumexp((0, 1), keepdim=True)))
 def logsumexp(x: Tensor, dim: Any, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))) over `dim`, computed without overflow (ints reduce as float64)."""

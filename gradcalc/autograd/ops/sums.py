@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import batching, spec
 from .. import saved as SV
+from .. import spec
 from ..grad_mode import state
 from ..node import Node
 from ..tensor import Tensor
@@ -178,16 +178,7 @@ class ExpandBackward0(Node):
         return (sum_to(g, self.in_shape),)
 
 
-def _expand_rule(args: tuple, dims: tuple, *shape: Any) -> tuple[Any, Any]:
-    (x, *rest), (d, *_) = args, dims
-    target = _shape_arg(tuple(rest) or shape)
-    x = batching.to_front(x, d)
-    size = batching.shape_of(x)[0]
-    x = batching.pad(x, len(target))
-    return batching.bind("expand", x, (size, *target)), 0
-
-
-@spec.op("expand", nodes=(ExpandBackward0,), top_level=False, vmap=_expand_rule,
+@spec.op("expand", nodes=(ExpandBackward0,), top_level=False, vmap=spec.rule("expand_rule"),
          sample=spec.Sample(((3, 1),), lambda L, a: a.expand(2, 3, 4)))
 def expand(x: Tensor, *shape: Any) -> Tensor:
     """Broadcast to a larger shape without copying (-1 keeps a dimension)."""
@@ -258,7 +249,7 @@ def _acc_dtype(d: np.ndarray) -> Any:
     return np.int64 if d.dtype.kind in "bi" else None
 
 
-@spec.op("sum", nodes=(SumBackward0, SumBackward1), vmap=batching.reduction("sum"),
+@spec.op("sum", nodes=(SumBackward0, SumBackward1), vmap=spec.rule("reduction", "sum"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.sum(a, 0, keepdim=True) + L.sum(a) + a.sum((0, 1))))
 def sum(x: Tensor, dim: Any = _NO_DIM, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A001
     """Sum of all elements, or over `dim` (bools and ints sum as int64)."""

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from .. import batching, forward_ad, grad_mode, spec
+from .. import forward_ad, grad_mode, spec
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import SEQ, STAMP, Node, SavedOutput
@@ -122,18 +122,17 @@ class UnaryNode(Node):
         return (times(f, g),)
 
 
-class UnaryRow(NamedTuple):
+class UnaryRow:
     """One row, as `unary` registered it: its function and node class, and what they were made from."""
 
-    name: str
-    function: Callable[[Tensor], Tensor]
-    node: type[UnaryNode]
-    forward: Callable[..., Any]
-    saves: str
-    factor: Callable[[Any, Any], Any] | None
-    backward: Callable[[Any, Any, Any], Any] | None
-    domain: spec.Domain
-    public: bool  # a function of gradcalc and a method (False: a node for other formulas, as sgn)
+    __slots__ = ("name", "function", "node", "forward", "saves", "factor", "backward", "domain", "public")
+
+    def __init__(self, name: str, function: Callable[[Tensor], Tensor], node: type[UnaryNode],
+                 forward: Callable[..., Any], saves: str, factor: Callable[[Any, Any], Any] | None,
+                 backward: Callable[[Any, Any, Any], Any] | None, domain: spec.Domain, public: bool) -> None:
+        self.name, self.function, self.node, self.forward, self.saves = name, function, node, forward, saves
+        self.factor, self.backward, self.domain = factor, backward, domain
+        self.public = public  # a function of gradcalc and a method (False: a node for other formulas, as sgn)
 
 
 ROWS: dict[str, UnaryRow] = {}
@@ -191,7 +190,7 @@ def unary(
     ROWS[name] = UnaryRow(name, op, cls, forward, saves, factor, backward, domain, public)
     if public:
         sample = spec.Sample(((5,),), lambda L, a: getattr(L, name)(a), domain)
-        spec.add_op(spec.OpSpec(name, op, (), True, True, True, (cls,), batching.pointwise_unary(name), sample))
+        spec.add_op(spec.OpSpec(name, op, (), True, True, True, (cls,), spec.rule("pointwise_unary", name), sample))
     return op
 
 
