@@ -98,7 +98,7 @@ NOT_KEPT = {
 }
 
 
-# values that differ: norm() over all dims shows the dims gradcalc resolved, where PyTorch keeps None
+# values that differ, by program (none now: norm() over all dims keeps None, as PyTorch)
 DIFFERENT: dict[str, set[str]] = {}
 
 
