@@ -366,6 +366,9 @@ class CopySlices(_Write):
 @spec.node(
     formula={"self": "grad.index_put(indices, zeros_like(values), accumulate)",
              "values": "grad.index(indices).sum_to(values.sizes())"},
+    saved={"accumulate": SV.const(False), "indices": SV.Spec(
+        lambda n: tuple(None if isinstance(i, slice) else Tensor._make(np.asarray(i), False, None)
+                        for i in n.plan.adv), False)},
     jvp=_write_jvp, tangent="self_t.index_put(indices, values_t, accumulate)",
 )
 class IndexPutBackward0(_Write):

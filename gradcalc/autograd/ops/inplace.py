@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import forward_ad, grad_mode, provenance, spec
+from .. import saved as SV
 from ..grad_mode import state
 from ..hooks import move_retained
 from ..node import STAMP, Node
@@ -228,7 +229,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     v = value._data if isinstance(value, Tensor) else value
 
     def compute(t: Tensor) -> Tensor:
-        node = record(cls, t, value)
+        node = record(cls, t, value) if cls is FillBackward3 else record(cls, t)  # a number has no edge
         return result(np.full_like(t._data, v), node)
 
     return apply_inplace(self, compute, "fill_", value)
@@ -242,7 +243,7 @@ class FillBackward2(Node):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return (_zeros_like(g), None)
+        return (_zeros_like(g),)
 
 
 @spec.node(
@@ -337,7 +338,29 @@ class CopySlices(_IndexPut):
     __slots__ = ()
 
 
+def _tensors(index: Any) -> tuple:
+    """An index as PyTorch's saved `indices`: a tensor per indexed dimension."""
+    return tuple(Tensor._make(np.asarray(i), False, None) for i in index)
+
+
+def _geometry(node: Node) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """A view's size, stride and offset in its base's elements, from where its elements sit (a dim of one
+    element shows the stride a contiguous view would have)."""
+    flat = np.ravel_multi_index(node.index, node.shape) if node.index[0].size else np.zeros(node.index[0].shape, int)
+    size = flat.shape
+    first = int(flat.flat[0]) if flat.size else 0
+    stride, step = [], 1
+    for k in range(len(size) - 1, -1, -1):
+        if size[k] > 1:
+            step = int(np.take(flat, 1, axis=k).flat[0]) - first
+        stride.append(step)
+        step *= max(size[k], 1)
+    return size, tuple(reversed(stride)), first
+
+
 @spec.node(formula={"self": "as_strided_backward(grad, self_geometry, size, stride, storage_offset)"},
+           saved={"size": SV.Spec(lambda n: _geometry(n)[0], False), "storage_offset": SV.Spec(
+               lambda n: _geometry(n)[2], False), "stride": SV.Spec(lambda n: _geometry(n)[1], False)},
            no_jvp=_THROUGH_VIEWS)
 class AsStridedBackward0(Node):
     """A view's node re-derived from its base's graph after an in-place change (PyTorch's name): the view's
@@ -402,6 +425,7 @@ def _refresh_views(root: Tensor) -> None:
 
 @spec.node(
     formula={"self": "index_backward(grad.new_zeros(self.sizes()), indices, grad)"},
+    saved={"indices": SV.Spec(lambda n: _tensors(n.index), False), "self_sym_sizes": SV.field("shape", tuple)},
     jvp=lambda node, inputs, out, tangents: take(tangents[0], node.index), tangent="self_t[indices]",
 )
 class IndexBackward0(Node):
@@ -415,6 +439,7 @@ class IndexBackward0(Node):
 
 @spec.node(
     formula={"values": "grad[indices]"},
+    saved={"accumulate": SV.const(True), "indices": SV.Spec(lambda n: _tensors(n.index), False)},
     jvp=lambda node, inputs, out, tangents: put(tangents[0], node.index, out._data.shape),
     tangent="zeros.index_put_(indices, values_t, accumulate=true)",
 )
