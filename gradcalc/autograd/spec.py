@@ -14,9 +14,10 @@ operation and JAX registers `defjvp` and `primitive_batchers` next to each primi
 
 Everything else is derived from them, at class creation or at registration and never per operation: the class
 attributes the hot paths and the walks read (`saved_names` and its `_saved_<name>` properties, `batchable`,
-`apply_batched`), the functions, methods and in-place methods (ops/__init__.py installs every OpSpec, and those
-registered later through `listen`), the language's built-ins (lang/builtins.py listens too), forward mode
-(forward_ad.py reads `spec.jvp`), and the tests' tables (`OPS`, `NODES`).
+`apply_batched`, `jvp_rule`, which forward_ad.py calls), the functions, methods and in-place methods
+(ops/__init__.py installs every OpSpec, and those registered later through `listen`), the language's built-ins
+(lang/builtins.py listens too), and the tests' tables (`OPS`, `NODES`). `of(node)` gives a node's spec, for a
+front end to show its formula.
 """
 
 from __future__ import annotations

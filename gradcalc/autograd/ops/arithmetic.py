@@ -44,7 +44,8 @@ class AddBackward0(_Binary):
         gb = None
         if second is not None:
             gb = g if self.other is None else mul_scalar(g, self.other)  # PyTorch's maybe_multiply
-        return self.grads(g if first is not None else None, gb)
+        ga = g if first is not None else None
+        return (ga, gb) if self.shapes is None else self.grads(ga, gb)  # (grads' test inlined: most don't broadcast)
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -254,10 +255,10 @@ class MulBackward0(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        first, second = self._next
         if self._saved is NOTHING:  # times a number, kept in `other`
             ga = g * self.other
             return (ga, None) if self.shapes is None else self.grads(ga, None)
+        first, second = self._next
         raw = type(g) is not Tensor
         a, b = self.unpack_saved(raw)
         gb = ga = None
