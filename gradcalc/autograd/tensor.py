@@ -325,7 +325,7 @@ class Tensor:
     def __iter__(self):  # type: ignore[no-untyped-def]
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        from .ops.shape import unbind  # as PyTorch: one UnbindBackward0 node for all the rows
+        from .ops.joins import unbind  # as PyTorch: one UnbindBackward0 node for all the rows
 
         return iter(unbind(self, 0))
 

@@ -25,6 +25,7 @@ from . import (
     elementwise,
     indexing,
     inplace,
+    joins,
     linalg,
     losses,
     nn,
@@ -39,7 +40,7 @@ from . import (
 # in the order of their layers (each imports only modules before it); later modules' entries replace earlier
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
+    basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
     reorder, nn, losses, classification, creation, device,
 )
 
