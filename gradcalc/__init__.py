@@ -7,25 +7,35 @@
 from __future__ import annotations
 
 import builtins
+import gc as _gc
 
-from . import autograd
-from .accelerators import accelerator, backends, cuda
-from .autograd.grad_mode import (
-    enable_grad,
-    inference_mode,
-    is_anomaly_check_nan_enabled,
-    is_anomaly_enabled,
-    is_grad_enabled,
-    is_inference_mode_enabled,
-    no_grad,
-    set_grad_enabled,
-)
-from .autograd.ops import FUNCTIONS as _FUNCTIONS
-from .autograd.ops.creation import PYTHON_ONLY as _CREATION
-from .autograd.ops.random import PYTHON_ONLY as _RANDOM
-from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
-from .autograd.printing import get_printoptions, printoptions, set_printoptions
-from .autograd.tensor import DType, Size, Tensor
+# Importing the engine makes some thousands of long-lived objects (classes, functions, the operations' specs) and
+# no garbage: the cyclic collector, run meanwhile, would only walk them again and again, at every start-up. Off
+# while they are made; back on (if it was) once they are.
+_collecting = _gc.isenabled()
+_gc.disable()
+try:
+    from . import autograd
+    from .accelerators import accelerator, backends, cuda
+    from .autograd.grad_mode import (
+        enable_grad,
+        inference_mode,
+        is_anomaly_check_nan_enabled,
+        is_anomaly_enabled,
+        is_grad_enabled,
+        is_inference_mode_enabled,
+        no_grad,
+        set_grad_enabled,
+    )
+    from .autograd.ops import FUNCTIONS as _FUNCTIONS
+    from .autograd.ops.creation import PYTHON_ONLY as _CREATION
+    from .autograd.ops.random import PYTHON_ONLY as _RANDOM
+    from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
+    from .autograd.printing import get_printoptions, printoptions, set_printoptions
+    from .autograd.tensor import DType, Size, Tensor
+finally:
+    if _collecting:
+        _gc.enable()
 
 __version__ = "0.1.0"
 
@@ -66,4 +76,6 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name == "vmap":
         return importlib.import_module("gradcalc.func").vmap
+    if name in _FUNCTIONS:  # an operation registered after import (autograd.spec.op)
+        return _FUNCTIONS[name]
     raise AttributeError(f"module 'gradcalc' has no attribute {name!r}")

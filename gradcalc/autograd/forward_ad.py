@@ -7,12 +7,13 @@ and `unpack_dual(y)` reads it back.
 How tangents travel:
 - a tensor carries its tangents in its `_fw` slot: a dict from level to tangent (set only on tensors that
   have one, so the slot costs nothing elsewhere);
-- elementwise and arithmetic operations compute the result's tangent at once, from the rule next to their
-  backward formula (`jvp` of a `UNARY` row, the `jvp` staticmethod of a binary node);
-- every other operation records a node as for backward (only for the tangent when nothing requires grad),
-  and the result's tangent is computed from the node's `jvp(inputs, out, tangents)` when first read. A node
-  without a `jvp` of its own gets one from its backward formula: J t = d/du <J^T u, t>, the double-vjp
-  trick, exact since every backward formula is itself differentiable.
+- every node class's spec (spec.py) gives its forward rule, with one signature for all:
+  `jvp(node, inputs, out, tangents)`. Elementwise and arithmetic operations compute the result's tangent at
+  once with it; every other operation records a node as for backward (only for the tangent when nothing
+  requires grad), and the result's tangent is computed with it when first read;
+- `double_vjp` is a rule a spec may name where it is right: J t = d/du <J^T u, t> from the node's backward
+  formula, exact since every backward formula is itself differentiable. A node whose spec gives no rule
+  (`no_jvp`, with the reason) makes a tangent through it an error, as PyTorch's forward AD does.
 Tangent formulas are written with the engine's own operations, so tangents can be differentiated
 (reverse-over-forward) and a backward formula can carry tangents (forward-over-reverse).
 
@@ -36,7 +37,7 @@ import numpy as np
 from . import grad_mode
 from .engine import run_backward
 from .grad_mode import enable_grad
-from .node import Node, SavedOutput
+from .node import Node, SavedOutput, make_node
 from .plan import roots_of
 from .tensor import Tensor
 
@@ -50,7 +51,7 @@ _public: list[int] = []  # the levels opened by the public `dual_level`
 
 class _ForwardEdge(Node):
     """The edge a node records for an input that only carries a tangent: it makes the node's backward
-    formula compute that input's term (`needs`), which the double-vjp trick reads."""
+    formula compute that input's term (`needs`), which `partials` and `double_vjp` read."""
 
     __slots__ = ()
 
@@ -126,11 +127,18 @@ def _suspended(level: int, levels: tuple[int, ...]) -> Iterator[None]:
     """Inside: only the levels of `levels` outside `level` propagate (a formula of level `level` runs)."""
     global _active
     before = _active
-    _active = tuple(lv for lv in levels if lv < level and lv in _open)
+    _active = _outside(level, levels)
     try:
         yield
     finally:
         _active = before
+
+
+def _outside(level: int, levels: tuple[int, ...]) -> tuple[int, ...]:
+    """The levels of `levels` outside `level` that are still open: those a formula of level `level` carries."""
+    if levels[0] == level:  # the outermost (the only one, most often): none
+        return ()
+    return tuple(lv for lv in levels if lv < level and lv in _open)
 
 
 @contextmanager
@@ -277,34 +285,63 @@ def unpack_dual(tensor: Tensor, *, level: int | None = None) -> UnpackedDualTens
 
 
 # -- the hooks operations call (only once forward_seen) ----------------------------------------------------
-def unary(jvp: Callable[[Tensor, Tensor, Tensor], Any], x: Tensor, out: Tensor) -> Tensor:
-    """Attach to `out` = f(x) its tangents: `jvp(x, out, tangent of x)` per level."""
+_new = object.__new__
+
+
+def rule_of(cls: type) -> Callable[..., Any]:
+    """The forward rule of node class `cls` (its spec's, kept on the class as `jvp_rule`), or the error PyTorch
+    gives for an operation without."""
+    rule = cls.jvp_rule
+    if rule is None:
+        spec = cls.spec
+        why = "its node has no spec" if spec is None else spec.no_jvp
+        raise NotImplementedError(
+            f"Trying to use forward AD with {cls.name()} that does not support it: {why}"
+        )
+    return rule
+
+
+def unary(cls: type, x: Tensor, out: Tensor) -> Tensor:
+    """Attach to `out` = f(x), an operation of node class `cls`, its tangents: the class's rule per level."""
+    global _active
     if not _active or not carries(x):
         return out
+    rule = cls.jvp_rule or rule_of(cls)
+    node = out.grad_fn if out.grad_fn is not None else _new(cls)  # an elementwise row's rule reads no field
     levels = _active
     # filled outermost level first, and visible on `out` meanwhile: an inner level's formula that uses the
     # output needs its outer tangents (nested forward mode)
     fw: dict = {}
     out._fw = fw
-    node = out.grad_fn
-    if node is not None and node._saved:  # the output, saved before its tangent was known, shares it
-        for saved in node._saved:
-            if type(saved) is SavedOutput:
-                saved._fw = fw
+    saved = out.grad_fn._saved if out.grad_fn is not None else None
+    if saved:  # the output, saved before its tangent was known, shares it
+        for s in saved:
+            if type(s) is SavedOutput:
+                s._fw = fw
     for level in levels:
         t = tangent_of(x, level)
         if t is not None:
-            with _suspended(level, levels):
-                fw[level] = _fit(jvp(x, out, t), out)
+            _active = _outside(level, levels)  # `_suspended`, inlined: this runs for every elementwise op
+            try:
+                fw[level] = _fit(rule(node, (x,), out, (t,)), out)
+            finally:
+                _active = levels
     if not fw:
         out._fw = None
     return out
 
 
 def binary(cls: type, a: Any, b: Any, out: Tensor, other: Any) -> Tensor:
-    """Attach to `out` = a (op) b its tangents: `cls.jvp(a, b, out, ta, tb, other)` per level."""
+    """Attach to `out` = a (op) b, recorded by node class `cls` with the number `other`, its tangents: the
+    class's rule per level."""
+    global _active
     if not _active or not (carries(a) or carries(b)):
         return out
+    rule = cls.jvp_rule or rule_of(cls)
+    node = out.grad_fn
+    if node is None:  # nothing requires grad: a bare node for the rule's number operand
+        node = _new(cls)
+        node.other, node.shapes = other, None
     levels = _active
     fw: dict = {}
     out._fw = fw  # filled outermost level first, as in `unary`
@@ -312,8 +349,11 @@ def binary(cls: type, a: Any, b: Any, out: Tensor, other: Any) -> Tensor:
         ta, tb = tangent_of(a, level), tangent_of(b, level)
         if ta is None and tb is None:
             continue
-        with _suspended(level, levels):
-            fw[level] = _fit(cls.jvp(a, b, out, ta, tb, other), out)
+        _active = _outside(level, levels)  # `_suspended`, inlined: this runs for every arithmetic op
+        try:
+            fw[level] = _fit(rule(node, (a, b), out, (ta, tb)), out)
+        finally:
+            _active = levels
     if not fw:
         out._fw = None
     return out
@@ -328,13 +368,7 @@ def record(cls: type[Node], inputs: tuple, node: Node | None) -> Node | None:
     if not any(carrying):
         return node
     if node is None:
-        node = cls()
-        node._next = tuple(FORWARD_EDGE if c else None for c in carrying)
-        node._nrs = None
-        node._extras = None
-        node._trace = None
-        node._versions = None
-        node._saved = None
+        node = make_node(cls, tuple(FORWARD_EDGE if c else None for c in carrying), None)
         node._fwd = (inputs, _active, True)
     else:
         node._fwd = (inputs, _active, False)
@@ -380,13 +414,13 @@ def _force(out: Tensor, p: _Pending) -> dict:
     fw: dict = {}
     out._fw = fw  # filled outermost level first: an inner level's formula may use the outer tangents
     node = p.node
-    rule = getattr(node, "jvp", None)  # the node's own rule, `jvp(inputs, out, tangents)`
+    rule = type(node).jvp_rule or rule_of(type(node))
     for level in p.levels:
         tangents = tuple(tangent_of(t, level) for t in p.inputs)
         if all(t is None for t in tangents):
             continue
         with _suspended(level, p.levels):
-            t = rule(p.inputs, out, tangents) if rule is not None else _double_vjp(node, p.inputs, out, tangents)
+            t = rule(node, p.inputs, out, tangents)
         t = _fit(t, out)
         if t is not None:
             fw[level] = t
@@ -394,13 +428,33 @@ def _force(out: Tensor, p: _Pending) -> dict:
     return fw
 
 
-def _double_vjp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Tensor | None:
-    """J t from the node's backward formula (J^T u): the gradient in u of <J^T u, t>."""
+@contextmanager
+def _edges_for(node: Node, tangents: tuple) -> Iterator[None]:
+    """Inside: `node` has an edge for every input that carries a tangent, so that its backward formula computes
+    that input's term (`needs`), whether or not the input requires grad."""
     before = node._next
     pairs = zip(before, tangents, strict=True)
     node._next = tuple(FORWARD_EDGE if t is not None and n is None else n for n, t in pairs)
-    u = Tensor._make(np.zeros_like(out._data), False, None).requires_grad_(True)
     try:
+        yield
+    finally:
+        node._next = before
+
+
+def partials(node: Node, tangents: tuple, grad: Tensor) -> tuple:
+    """The node's backward formula applied to `grad`, with a term for every input that carries a tangent: for
+    rules that read a derivative off the backward formula (a reduction's `d out / d input` is its formula
+    applied to ones)."""
+    with _edges_for(node, tangents):
+        return node.apply(grad)
+
+
+def double_vjp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Tensor | None:
+    """The forward rule a spec may name where it is right: J t from the node's backward formula J^T u, as the
+    gradient in u of <J^T u, t> (exact, since every backward formula is itself differentiable; it costs a
+    backward formula and a backward pass through it)."""
+    u = Tensor._make(np.zeros_like(out._data), False, None).requires_grad_(True)
+    with _edges_for(node, tangents):
         with enable_grad():
             if node.num_outputs == 1:
                 grads = node.apply(u)
@@ -424,8 +478,6 @@ def _double_vjp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Tens
                 force_pending()
             (r,) = run_backward(roots_of([total], [None], "grad"), retain_graph=True, create_graph=True,
                                 inputs=[u], accumulate=False)
-    finally:
-        node._next = before
     if r is None:
         return None
     # the result hangs on u only through the formula: keep its graph only where the caller's tensors have one

@@ -26,7 +26,7 @@ from . import forward_ad, grad_mode, provenance
 from .grad_mode import state
 from .hooks import watch
 from .node import STAMP, Node
-from .ops import arithmetic, basic
+from .ops import basic, sums
 from .tensor import Tensor, version_of
 
 
@@ -169,7 +169,7 @@ class BackwardCFunction(FunctionCtx, Node):
                     f"{self.name()}: backward returned a gradient of shape {list(g._data.shape)} for argument "
                     f"{i}, whose shape is {list(shape)}; the gradient must have the argument's shape"
                 )
-            g = arithmetic.sum_to(g, shape)
+            g = sums.sum_to(g, shape)
         if g._data.dtype != dtype:
             g = basic.to_dtype(g, dtype)
         return g

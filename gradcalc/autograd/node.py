@@ -34,7 +34,8 @@ from .tensor import Tensor
 # Names this module held before they moved below it, where the operations still import them from.
 __all__ = [
     "ACCUMULATE_SEQ", "FREED", "LATE_COUNTER", "NOTHING", "SEQ", "STAMP", "AccumulateGrad", "AnomalyTrace", "Node",
-    "SavedOutput", "freed_error", "freed_message", "may_be_stale", "next_seq", "release_saved", "set_anomaly_context",
+    "SavedOutput", "edge_of", "freed_error", "freed_message", "make_node", "may_be_stale", "next_seq", "release_saved",
+    "set_anomaly_context",
     "set_origin", "traceback_of_forward", "version_error", "version_mismatch",
 ]
 
@@ -47,6 +48,32 @@ def may_be_stale(node: Node, late: int) -> bool:
 
 # PyTorch's AccumulateGrad has the largest sequence number there is: it runs before any other ready node.
 ACCUMULATE_SEQ = 2**64 - 1
+
+
+def make_node(cls: type[Node], nexts: tuple, nrs: tuple[int, ...] | None) -> Node:
+    """The one constructor of a recorded node: edges `nexts` (a node or None per input) with their output
+    numbers `nrs` (None when all are 0), nothing saved yet, the next creation number, and the front end's
+    stamp when one was ever used (an unset `_trace` reads as None). `core.record` builds every node with it;
+    the hottest operations (arithmetic's `_binary`, the elementwise rows) write the same slots inline, and
+    tests/engine/test_node_constructor.py checks that every path leaves every slot as this one does."""
+    node = _new(cls)
+    node._next = nexts
+    node._nrs = nrs
+    node._extras = None
+    node._versions = None
+    node._saved = None
+    node._seq = SEQ[0] = SEQ[0] + 1
+    if STAMP.on:
+        node._trace = traceback_of_forward() if state.anomaly else STAMP.origin
+    return node
+
+
+_new = object.__new__
+
+
+def edge_of(t: Tensor) -> Node:
+    """Where the gradient of `t`, a tensor that requires grad, goes: its grad_fn, or its leaf's AccumulateGrad."""
+    return t.grad_fn or t._accumulator or t._accumulate_node()
 
 
 class Node:
@@ -71,9 +98,13 @@ class Node:
     # PyTorch's names of what this node saved (`_saved_self`...), in PyTorch's pack order: see saved.py
     saved_names: dict[str, Any] = {}
     # Whether `apply_batched` can run this node's backward on bare arrays that carry one leading batch dim
-    # (a row per cotangent: gradcalc.func's batched backward, one pass for a whole Jacobian). Marked beside
-    # each operation that was checked; any unmarked node makes that backward fall back to one pass per row.
+    # (a row per cotangent: gradcalc.func's batched backward, one pass for a whole Jacobian). Set from the
+    # class's spec (`batched=`); any node without makes that backward fall back to one pass per row.
     batchable = False
+    # The class's spec (spec.py): formula, saved names, forward rule, batched backward. None for the engine's
+    # own nodes and a custom Function's, whose rules are their own.
+    spec: Any = None
+    jvp_rule: Any = None  # the spec's forward rule, copied here for forward_ad's lookup
 
     def __init__(self) -> None:
         self._next: tuple[Node | None, ...] = ()
@@ -241,6 +272,9 @@ def release_saved(node: Node, saved: tuple | None = None) -> None:
     if saved is None:
         saved = node._saved
     node._saved = FREED
+    if saved is NOTHING:  # a product by a number (deep chains are made of them): both slots empty, at once
+        node._empty = 3
+        return
     empty = 0
     for i, t in enumerate(saved):
         if t is None:
@@ -271,7 +305,11 @@ class SavedOutput:
             self._fw = fw
 
     def unpack(self, node: Node) -> Tensor:
-        out = Tensor._make(self._data, True, node, self._vc)
+        fwd = getattr(node, "_fwd", None)
+        if fwd is not None and fwd[2]:  # a node made for tangents only: its output is not differentiable
+            out = Tensor._make(self._data, False, None, self._vc)
+        else:
+            out = Tensor._make(self._data, True, node, self._vc)
         fw = getattr(self, "_fw", None)
         if fw is not None:
             out._fw = fw

@@ -1,13 +1,16 @@
 """Saved values by PyTorch's names: `grad_fn._saved_self`, `_saved_other`, `_saved_result`, `_saved_exponent`...
 
-Each node class declares what it saved in one class attribute, `saved_names`: PyTorch's name (without the
-`_saved_` prefix) -> how to read it, in PyTorch's pack order (the order `saved_tensors_hooks` sees):
+Each node class's spec (spec.py, `saved=`) declares what it saved, kept on the class as `saved_names`: PyTorch's
+name (without the `_saved_` prefix) -> how to read it, in PyTorch's pack order (the order `saved_tensors_hooks`
+sees):
 - `tensor(i)`: the tensor at position i of the node's `_saved` tuple (None when nothing was saved there);
   `tensor(i, number="other")` falls back to the node's number attribute, as a tensor (PyTorch wraps a
   Python number operand: `(x * 2.0).grad_fn._saved_other` is `tensor(2.)`);
 - `field("attr")`: a value that is not a tensor (an exponent, dims, sizes): never freed;
 - `const(v)`: a value PyTorch keeps that gradcalc's formula never needs (an alpha of 1).
-`declare` (run for every node class as it is made) turns them into properties `_saved_<name>`.
+- `array("attr")`: an array the node keeps in an attribute, shown as a tensor; `Spec(read, is_tensor)` for
+  anything else (the losses' weights, which may be None).
+`declare` (run for every node class as its spec is installed) turns them into properties `_saved_<name>`.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ def _swap(owner: Any, name: str, value: Any) -> Any:
 def stack_module_state(models: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """(params, buffers): for each name of the models' parameters (buffers), the models' tensors stacked
     along a new first dimension. Stacked parameters are new leaves that require grad when the models' do."""
-    from ..autograd.ops.shape import stack
+    from ..autograd.ops.joins import stack
 
     models = list(models)
     if len(models) == 0:

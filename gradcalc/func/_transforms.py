@@ -319,7 +319,8 @@ def _assemble(columns: list[Tensor], out: Tensor, inp: Tensor, along_last: bool)
         if along_last:
             data = data.reshape(out._data.shape + (-1,))
         return Tensor._make(np.ascontiguousarray(data).reshape(shape), False, None)
-    from ..autograd.ops.shape import reshape, stack
+    from ..autograd.ops.joins import stack
+    from ..autograd.ops.shape import reshape
 
     if along_last:
         flat = stack([reshape(c, (-1,)) for c in columns], -1)

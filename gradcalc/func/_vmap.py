@@ -89,7 +89,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
 
 
 def _stack_results(results: list[Any], out_dims: Any) -> Any:
-    from ..autograd.ops.shape import stack
+    from ..autograd.ops.joins import stack
 
     if not results:
         raise ValueError("vmap: the mapped dimension has size 0; there is nothing to call the function on")

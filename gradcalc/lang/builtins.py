@@ -1,10 +1,11 @@
 """The language's built-in functions, tensor attributes and tensor methods: derived from the engine.
 
 Nothing here lists the engine's operations by hand. The built-in functions are the engine's module-level
-functions (`gradcalc.autograd.ops.FUNCTIONS`, made from its op tables) plus the few built-ins that only the
-language has (`LANGUAGE_ONLY`, declared once below); the methods are the `Tensor`'s public methods, the
-attributes its public properties. A name not reachable this way is not reachable, whatever Python would
-allow.
+functions (`gradcalc.autograd.ops.FUNCTIONS`, installed from its operations' specs) plus the few built-ins that
+only the language has (`LANGUAGE_ONLY`, declared once below); the methods are the `Tensor`'s public methods, the
+attributes its public properties. An operation registered after start-up (`autograd.spec.op`) becomes a built-in
+and a method as it is registered (`_added`). A name not reachable this way is not reachable, whatever Python
+would allow.
 
 What each argument becomes (convert.py's kinds `T L I N D A F`) is read from the engine callable's own
 signature, when the built-in is first called: its annotation (`Tensor`, `int`, `float`, a sequence of
@@ -19,6 +20,8 @@ import inspect
 import math
 from collections.abc import Callable
 from typing import Any
+
+from gradcalc.autograd import spec
 
 from .convert import (
     CONVERT,
@@ -473,4 +476,30 @@ def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, 
 FUNCTIONS, METHODS, ATTRIBUTES, SETTABLE = _engine_tables()
 
 # (and the predefined namespaces: torch nn F optim autograd func, spaces.py)
-BUILTINS: tuple[str, ...] = tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + PREDEFINED + ("_", "ans")
+def _builtin_names() -> tuple[str, ...]:
+    return tuple(sorted(FUNCTIONS)) + DTYPES + tuple(CONSTANTS) + PREDEFINED + ("_", "ans")
+
+
+BUILTINS: tuple[str, ...] = _builtin_names()
+
+
+def _added(op: Any) -> None:
+    """An operation registered after start-up (the engine installed it first): its built-in function and its
+    methods, derived as `_engine_tables` derives them, and the names completion offers."""
+    global BUILTINS
+    from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
+    from gradcalc.autograd.tensor import Tensor
+
+    for name in op.names:
+        if name in ENGINE_FUNCTIONS and not name.startswith("_") and name not in NOT_BUILT_INS:
+            FUNCTIONS[name] = Builtin(name, name)
+    for name in (*op.names, f"{op.name}_"):
+        if name.startswith("_") or name in NOT_BUILT_INS or name in METHODS:
+            continue
+        value = inspect.getattr_static(Tensor, name, None)
+        if value is not None and (callable(value) or isinstance(value, staticmethod)):
+            METHODS[name] = Builtin(name, name, method=True)
+    BUILTINS = _builtin_names()
+
+
+spec.listen(_added)

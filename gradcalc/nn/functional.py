@@ -9,7 +9,8 @@ from __future__ import annotations
 import warnings
 
 from ..autograd.ops import elementwise as _E
-from ..autograd.ops import reductions as _R
+from ..autograd.ops import softmax as _S
+from ..autograd.ops import unary as _U
 from ..autograd.ops.classification import cross_entropy, nll_loss
 from ..autograd.ops.losses import binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss, mse_loss
 from ..autograd.ops.nn import gelu, linear, silu
@@ -23,17 +24,17 @@ __all__ = [
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """max(0, x) elementwise; with inplace=True the input itself is changed and returned."""
-    return input.relu_() if inplace else _E.relu(input)
+    return input.relu_() if inplace else _U.relu(input)
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
     """tanh(x) elementwise."""
-    return _E.tanh(input)
+    return _U.tanh(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """1 / (1 + exp(-x)) elementwise."""
-    return _E.sigmoid(input)
+    return _U.sigmoid(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
@@ -54,9 +55,9 @@ def _softmax_dim(name: str, ndim: int) -> int:
 
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:  # noqa: A002
     """exp(x) / sum(exp(x)) along `dim`."""
-    return _R.softmax(input, _softmax_dim("softmax", input.dim()) if dim is None else dim, dtype)
+    return _S.softmax(input, _softmax_dim("softmax", input.dim()) if dim is None else dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:  # noqa: A002
     """log(softmax(x)) along `dim`, computed stably."""
-    return _R.log_softmax(input, _softmax_dim("log_softmax", input.dim()) if dim is None else dim, dtype)
+    return _S.log_softmax(input, _softmax_dim("log_softmax", input.dim()) if dim is None else dim, dtype)

@@ -13,7 +13,7 @@ import pytest
 
 import gradcalc as gc
 import gradcalc.func as gf
-from gradcalc.autograd import batched
+from gradcalc.autograd import batched, spec
 
 torch = pytest.importorskip("torch")
 
@@ -318,9 +318,9 @@ def test_reused_arrays_match_torch_and_change_nothing(dtype: str, used: list[boo
 
     monkeypatch.setattr(temporaries, "spare_times", spy)
     import gradcalc.autograd.ops.arithmetic as A
-    import gradcalc.autograd.ops.elementwise as E
+    import gradcalc.autograd.ops.unary as U
     monkeypatch.setattr(A, "spare_times", spy)
-    monkeypatch.setattr(E, "spare_times", spy)
+    monkeypatch.setattr(U, "spare_times", spy)
 
     ours = gf.jacrev(lambda v: _fan_outs(gc, v, c))(x).numpy()
     tc, tx = torch.tensor(c_np, dtype=getattr(torch, dtype)), torch.tensor(x_np, dtype=getattr(torch, dtype))
@@ -333,3 +333,51 @@ def test_reused_arrays_match_torch_and_change_nothing(dtype: str, used: list[boo
     # the same Jacobian, to the last bit, with no array reused
     monkeypatch.setattr(temporaries, "REUSE_TEMPORARIES", False)
     np.testing.assert_array_equal(gf.jacrev(lambda v: _fan_outs(gc, v, c))(x).numpy(), ours)
+
+
+# -- every operation's spec: its sample call (spec.py), batched exactly when all its nodes say they can be --------
+SAMPLED = sorted(name for name, op in spec.OPS.items() if op.sample is not None)
+
+
+def _graph(root: Any) -> list:
+    """Every node below `root`, each once."""
+    seen, stack, out = set(), [root], []
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        out.append(n)
+        stack.extend(nxt for nxt, _ in n.next_functions)
+    return out
+
+
+@pytest.mark.parametrize("name", SAMPLED)
+def test_every_specs_batched_backward_matches_torch_jacrev(name: str) -> None:
+    """`batched.rows` runs exactly when every node of the sample's graph declares a batched backward in its spec,
+    and then gives torch.func.jacrev's Jacobian."""
+    op = spec.OPS[name]
+
+    def inputs(lib: Any) -> list:
+        rng = np.random.default_rng(5)
+        return [lib.tensor(op.sample.domain.draw(rng, s), requires_grad=True) for s in op.sample.shapes]
+
+    xs, txs = inputs(gc), [t.detach() for t in inputs(torch)]
+    ys = op.sample.call(gc, *xs)
+    for k, y in enumerate(ys if isinstance(ys, tuple) else (ys,)):
+        if not y.requires_grad:
+            continue
+        nodes = [n for n in _graph(y.grad_fn) if n.name() != "AccumulateGrad"]
+        runs = all(type(n).batchable and n.num_outputs == 1 for n in nodes)
+        rows = batched.rows(y, xs)
+        assert (rows is not None) == runs, f"{name}: the batched backward {'did not run' if runs else 'ran'}"
+        if rows is None:
+            continue
+
+        def output(*a: Any, k: int = k) -> Any:
+            out = op.sample.call(torch, *a)
+            return out[k] if isinstance(out, tuple) else out
+
+        theirs = torch.func.jacrev(output, argnums=tuple(range(len(txs))))(*txs)
+        for i, (o, t) in enumerate(zip(rows, theirs, strict=True)):
+            np.testing.assert_allclose(o, t.numpy(), rtol=1e-9, atol=1e-11, err_msg=f"{name}: d out {k} / d in {i}")

@@ -2,7 +2,7 @@
 
 A node's `apply` runs on bare NumPy arrays in a plain `backward()` (nodes with `raw_ok`) and on recorded
 tensors under `create_graph=True`. For every operation in the engine's own tables (ops.FUNCTIONS, the
-`Tensor` methods and properties the ops modules install, elementwise.UNARY), each case below is run twice on
+`Tensor` methods and properties the ops modules install, the `unary` rows), each case below is run twice on
 the same inputs: a plain `backward()`, and `autograd.grad(..., create_graph=True)`; the gradients must agree
 (values to 1e-12, and which are None). The same is done one order up, on the create_graph gradients, which
 brings in the nodes only a backward records (tanh's TanhBackwardBackward0, ...). Every formula is watched: a
@@ -25,10 +25,12 @@ import numpy as np
 import pytest
 
 import gradcalc
-from gradcalc.autograd import ops
+from gradcalc.autograd import ops, spec
 from gradcalc.autograd.node import Node
-from gradcalc.autograd.ops.elementwise import UNARY
+from gradcalc.autograd.ops.unary import ROWS
 from gradcalc.autograd.tensor import Tensor
+
+UNARY = [name for name, row in ROWS.items() if row.public]
 
 # backward(create_graph=True) warns of the leaf/.grad cycle it makes, as PyTorch does; here that is wanted
 pytestmark = pytest.mark.filterwarnings("ignore:backward with create_graph:UserWarning")
@@ -42,6 +44,12 @@ def engine_operations() -> dict[str, tuple[str, ...]]:
         kinds.setdefault(name, []).append("function")
     for name in UNARY:
         kinds.setdefault(name, [])
+    for op in spec.OPS.values():  # every operation's names, as its spec installs them
+        for name in op.names:
+            if op.method:
+                kinds.setdefault(name, []).append("method")
+        if op.inplace:
+            kinds.setdefault(f"{op.name}_", []).append("method")
     for module in ops.MODULES:
         for name in getattr(module, "METHODS", {}):
             kinds.setdefault(name, []).append("method")
@@ -293,7 +301,7 @@ NOT_MADE_BY_OPERATIONS = {
     "losses.BinaryCrossEntropyBackwardBackward0": NN_FUNCTIONAL,
     "losses.MseLossBackward0": NN_FUNCTIONAL,
     "losses.MseLossBackwardBackward0": NN_FUNCTIONAL,
-    "nn.DivBackward1": NN_FUNCTIONAL,
+    "binary.DivBackward1": NN_FUNCTIONAL,
     "nn.GeluBackward0": NN_FUNCTIONAL,
     "nn.GeluBackwardBackward0": NN_FUNCTIONAL,
     "nn.SiluBackward0": NN_FUNCTIONAL,

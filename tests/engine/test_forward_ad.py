@@ -1,10 +1,10 @@
 """Forward-mode AD (`autograd.forward_ad`) against PyTorch's, op by op, in float64 to rtol 1e-9.
 
-The op list comes from the engine's own tables (`ops.FUNCTIONS`, the `UNARY` rows, the Tensor methods the
-ops modules install): every differentiable op must have a case here, so a new op without one fails
-`test_every_op_has_a_case`. Each case is checked three ways: the tangent (JVP) itself; forward-over-reverse
-(the tangent of a gradient computed with create_graph: a Hessian-vector product); reverse-over-forward
-(the gradient of a tangent with respect to the primal).
+The op list comes from the engine's specs: every registered operation's sample call (`spec.OPS`, the `unary`
+rows among them) is a case, beside the composite cases below; every differentiable function of `ops.FUNCTIONS`
+must have one, so a new op without a sample fails `test_every_op_has_a_case`. Each case is checked three ways:
+the tangent (JVP) itself; forward-over-reverse (the tangent of a gradient computed with create_graph: a
+Hessian-vector product); reverse-over-forward (the gradient of a tangent with respect to the primal).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 
 import gradcalc as gc
 from gradcalc.autograd import forward_ad as gfw
-from gradcalc.autograd.ops import FUNCTIONS, elementwise
+from gradcalc.autograd import spec
+from gradcalc.autograd.ops import FUNCTIONS
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float64)
@@ -110,10 +111,10 @@ CASES: dict[str, Case] = {
     "contiguous": (((2, 3),), "any", lambda L, a: a.t().contiguous()),
     "mT": (((2, 3),), "any", lambda L, a: a.mT),
 }
-UNARY_DOMAIN = {"log": "pos", "log2": "pos", "log10": "pos", "log1p": "pos", "sqrt": "pos", "rsqrt": "pos",
-                "asin": "unit", "acos": "unit", "reciprocal": "pos"}
-for _name in elementwise.UNARY:
-    CASES.setdefault(_name, (((5,),), UNARY_DOMAIN.get(_name, "any"), lambda L, a, _n=_name: getattr(L, _n)(a)))
+# every registered operation's own sample (the specs'), as a case of its own name
+for _op in spec.OPS.values():
+    if _op.sample is not None:
+        CASES[f"spec {_op.name}"] = (_op.sample.shapes, _op.sample.domain, _op.sample.call)
 
 # no derivative (comparisons, integer results, creation), or no forward derivative in PyTorch either
 NOT_DIFFERENTIABLE = {
@@ -126,12 +127,15 @@ NOT_DIFFERENTIABLE = {
 
 
 def test_every_op_has_a_case() -> None:
-    missing = sorted(set(FUNCTIONS) - set(CASES) - NOT_DIFFERENTIABLE)
+    covered = set(CASES) | {name for op in spec.OPS.values() if op.sample is not None for name in op.names}
+    missing = sorted(set(FUNCTIONS) - covered - NOT_DIFFERENTIABLE)
     assert not missing, f"ops without a forward-mode test case: {missing}"
 
 
-def _arrays(shapes: tuple[tuple[int, ...], ...], kind: str, seed: int) -> list[np.ndarray]:
+def _arrays(shapes: tuple[tuple[int, ...], ...], kind: Any, seed: int) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
+    if isinstance(kind, spec.Domain):
+        return [kind.draw(rng, s) for s in shapes]
     out = []
     for s in shapes:
         if kind == "pos":

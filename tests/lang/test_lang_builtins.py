@@ -12,10 +12,12 @@ from gclang_testing import run
 
 import gradcalc
 from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
-from gradcalc.autograd.ops.elementwise import UNARY
+from gradcalc.autograd.ops.unary import ROWS
 from gradcalc.autograd.tensor import Tensor
 from gradcalc.lang.builtins import FUNCTIONS, NOT_BUILT_INS
 from gradcalc.lang.help import ALIASES, TOPICS
+
+UNARY = [name for name, row in ROWS.items() if row.public]
 
 ENGINE_NAMES = sorted(n for n in ENGINE_FUNCTIONS if not n.startswith("_") and n not in NOT_BUILT_INS)
 METHOD_NAMES = sorted(

@@ -39,6 +39,7 @@ PUBLIC_MODULES: dict[str, set[str] | None] = {
     "gradcalc.autograd.printing": None,  # the engine's printer, which the language's renderer shares
     "gradcalc.autograd.interrupts": {"GUARD", "UNSAFE"},  # what a host that stops programs (Ctrl-C) reads
     "gradcalc.autograd.defaults": {"FLOAT64", "default_dtype"},  # a host's own default dtype, in its thread
+    "gradcalc.autograd.spec": {"listen", "of", "OPS", "NODES"},  # the op specs the built-ins are derived from
     "gradcalc.autograd.tensor": {"Tensor", "DType", "Size", "is_parameter"},
 }
 # PyTorch's public names with a leading underscore (`grad_fn._saved_self`, `t._version`), and NamedTuple's

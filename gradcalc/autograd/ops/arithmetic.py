@@ -11,163 +11,41 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode
 from .. import saved as SV
-from ..grad_mode import state
-from ..node import NOTHING, SEQ, STAMP, Node, SavedOutput
+from .. import spec
+from ..node import NOTHING, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
+from .binary import _Binary, _binary, _shape, mul_scalar, plus, scaled, sub_scalar
 from .core import binary_operands, broadcast_error, needs, record, result
-
-
-def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
-    """Sum a broadcast gradient back down to `shape` (differentiable; also on bare arrays)."""
-    raw = type(g) is not Tensor
-    gshape = np.shape(g) if raw else g._data.shape
-    if gshape == shape:
-        return g
-    if raw and state.batch:  # a batched backward (never equal shapes): the leading batch dim is kept
-        return batched_sum_to(g, shape)
-    lead = len(gshape) - len(shape)
-    dims = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1)
-    if raw:
-        return np.sum(g, axis=dims, keepdims=True).reshape(shape)
-    if not shape:  # as PyTorch's sum_to: a plain sum (SumBackward0, not a view of a kept-dims sum)
-        return R.sum(g)
-    out = R.sum(g, dim=dims, keepdim=True) if dims else g
-    return R.reshape_to(out, shape) if out._data.shape != shape else out
-
-
-def batched_sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """`sum_to` for a gradient array with a leading batch dim: each row summed down to `shape`."""
-    gshape = g.shape
-    lead = len(gshape) - 1 - len(shape)
-    dims = tuple(range(1, 1 + lead)) + tuple(
-        i + 1 + lead for i, n in enumerate(shape) if n == 1 and gshape[i + 1 + lead] != 1)
-    if dims and dims[-1] != len(gshape) - 1 and g.dtype.kind == "f":
-        # the last dim kept: NumPy's sum adds along the other dims in a loop over that one, slow when it is
-        # short ((rows, 100, 4) to (rows, 4) runs at a quarter of the speed); einsum adds in the same order
-        keep = [i for i in range(len(gshape)) if i not in dims]
-        return np.einsum(g, list(range(len(gshape))), keep).reshape(gshape[:1] + shape)
-    return np.sum(g, axis=dims, keepdims=True).reshape(gshape[:1] + shape)
-
-
-def _shape(x: Any) -> tuple[int, ...]:
-    return x._data.shape if type(x) is Tensor else ()
-
-
-class _Binary(Node):
-    """A binary node: keeps both input shapes, to sum broadcast gradients back.
-
-    Backward formulas here use Python operators only, so they run on tensors (recorded, under
-    create_graph) and on bare NumPy arrays (a plain backward) alike."""
-
-    __slots__ = ("shapes", "other")
-    raw_ok = True
-    # Whether a number operand keeps an (empty) edge, as PyTorch's Tensor overloads do (`x * 2.0` shows
-    # `(None, 0)` for the 2.0); PyTorch's Scalar overloads (`x ** 2`, `2 - x`, `x % 2`) have one edge only.
-    number_edge = True
-
-    def grads(self, ga: Any, gb: Any) -> tuple[Tensor | None, Tensor | None]:
-        if self.shapes is None:
-            return ga, gb
-        sa, sb = self.shapes
-        return (
-            sum_to(ga, sa) if ga is not None else None,
-            sum_to(gb, sb) if gb is not None else None,
-        )
-
-
-_new = object.__new__
-
-
-def plus(p: Any, q: Any) -> Any:
-    """p + q for forward-mode rules, where None is a zero tangent."""
-    if q is None:
-        return p
-    return q if p is None else p + q
-
-
-def scaled(t: Any, f: Any) -> Any:
-    """t * f for forward-mode rules, where a None tangent stays None."""
-    return None if t is None else t * f
-
-
-def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any) -> Tensor:
-    """The result of a binary operation, recorded when grad mode is on and an input requires grad.
-
-    `record`, `result` and `Node.save` are inlined here: this is the engine's hottest path,
-    and every call and object it avoids is paid once per operation of every user's graph. (Callers pass
-    every argument by position for the same reason: keywords cost as much as two attribute stores.)"""
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)
-    ta = type(a) is Tensor and a._requires_grad
-    tb = type(b) is Tensor and b._requires_grad
-    if not ((ta or tb) and state.grad_enabled):
-        if grad_mode.forward_seen:
-            return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
-        return Tensor._make(data, False, None)
-    node = _new(cls)
-    if ta:
-        na = a.grad_fn or a._accumulator or a._accumulate_node()
-        if tb:
-            node._next = (na, b.grad_fn or b._accumulator or b._accumulate_node())
-            node._nrs = (a._output_nr, b._output_nr) if a._output_nr or b._output_nr else None
-        elif cls.number_edge or type(b) is Tensor:
-            node._next = (na, None)
-            node._nrs = (a._output_nr, 0) if a._output_nr else None
-        else:
-            node._next = (na,)
-            node._nrs = (a._output_nr,) if a._output_nr else None
-    else:
-        node._next = (None, b.grad_fn or b._accumulator or b._accumulate_node())
-        node._nrs = (0, b._output_nr) if b._output_nr else None
-    node._extras = None
-    node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
-    # input shapes, to sum broadcast gradients back; None when nothing was broadcast (never, by a number)
-    if type(b) is float or type(b) is int:
-        node.shapes = None
-    else:
-        so = data.shape
-        sa = a._data.shape if type(a) is Tensor else ()
-        sb = b._data.shape if type(b) is Tensor else ()
-        node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
-    node.other = other
-    node._versions = None
-    node._saved = save
-    if save is not None and save is not NOTHING:
-        for t in save:
-            if t is not None and (t._vc is not None or t._inference):
-                node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
-                break
-    if STAMP.on:  # anomaly mode, an origin or saved-tensor hooks were ever used: see node.STAMP
-        if STAMP.simple:  # only the front end's origin (the language running): stamp() inlined
-            node._trace = STAMP.origin
-        else:
-            STAMP.stamp(node)
-    if grad_mode.forward_seen:
-        return forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
-    return Tensor._make(data, True, node)
-
+from .elementwise import where
+from .unary import log, reciprocal
 
 # -- add, sub ---------------------------------------------------------------------------------------
+_ALPHA = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
+
+
+def _add_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    ta, tb = tangents
+    return plus(ta, tb if node.other is None else scaled(tb, node.other))
+
+
+@spec.node(
+    formula={"self": "grad", "other": "maybe_multiply(grad, alpha)"},
+    saved=_ALPHA, jvp=_add_jvp, tangent="self_t + maybe_multiply(other_t, alpha)", batched=spec.BROADCASTS,
+)
 class AddBackward0(_Binary):
     """a + b, or `add(a, b, alpha=k)`: a + k*b, with k in `other`."""
 
     __slots__ = ()
-    batchable = True
-    saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
         first, second = self._next
         gb = None
         if second is not None:
-            gb = g if self.other is None else g * self.other
-        return self.grads(g if first is not None else None, gb)
-
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return plus(ta, tb if other is None else scaled(tb, other))
+            gb = g if self.other is None else mul_scalar(g, self.other)  # PyTorch's maybe_multiply
+        ga = g if first is not None else None
+        return (ga, gb) if self.shapes is None else self.grads(ga, gb)  # (grads' test inlined: most don't broadcast)
 
 
 def add(a: Any, b: Any) -> Tensor:
@@ -183,28 +61,6 @@ def add(a: Any, b: Any) -> Tensor:
         return _binary(AddBackward0, a, b, ad + bd, None, None)
     except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
         raise broadcast_error(exc, a, b) from None
-
-
-class AddBackward1(_Binary):
-    """tensor + number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
-
-    __slots__ = ()
-    batchable = True
-    number_edge = False
-
-    def apply(self, g: Tensor) -> tuple:
-        return (g,)
-
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return ta
-
-
-def add_scalar(a: Any, s: float) -> Any:
-    """`a + s` inside a backward formula: recorded as AddBackward1, as PyTorch records it there."""
-    if type(a) is not Tensor:
-        return a + s
-    return _binary(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
 
 
 def _into_temporary(ufunc: np.ufunc, a: Any, b: Any) -> np.ndarray | None:
@@ -249,22 +105,25 @@ def _operator(op: Any, node: type[_Binary], ufunc: np.ufunc, check: Callable[[An
     return operator
 
 
+def _sub_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (ta, tb), other = tangents, node.other
+    return plus(ta, None if tb is None else (-tb if other is None else tb * -other))
+
+
+@spec.node(
+    formula={"self": "grad", "other": "-grad * alpha"},
+    saved=_ALPHA, jvp=_sub_jvp, tangent="self_t - maybe_multiply(other_t, alpha)", batched=spec.BROADCASTS,
+)
 class SubBackward0(_Binary):
     """a - b, or `sub(a, b, alpha=k)`: a - k*b, with k in `other`."""
 
     __slots__ = ()
-    batchable = True
-    saved_names = {"alpha": SV.field("other", lambda k: 1 if k is None else k)}
 
     def apply(self, g: Tensor) -> tuple:
         gb = None
         if needs(self, 1):
-            gb = -g if self.other is None else g * -self.other
+            gb = -g if self.other is None else mul_scalar(-g, self.other)
         return self.grads(g if needs(self, 0) else None, gb)
-
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return plus(ta, None if tb is None else (-tb if other is None else tb * -other))
 
 
 # PyTorch's messages for `-` of bool tensors (NumPy's name its own functions)
@@ -310,11 +169,15 @@ def sub(a: Any, b: Any) -> Tensor:
     return _binary(SubBackward0, a, b, data, None, None)
 
 
+@spec.op("add", nodes=(AddBackward0,), vmap=spec.rule("pointwise_binary", "add"),
+         sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.add(a, b, alpha=2.0) + (a + b) + (a + 1.5) + (2 + b)))
 def add_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     """`add(a, b, alpha=k)`: a + k*b, one node as in PyTorch (the operator `+` skips this wrapper)."""
     return _scaled(AddBackward0, add, np.add, a, b, alpha)
 
 
+@spec.op("sub", nodes=(SubBackward0,), vmap=spec.rule("pointwise_binary", "sub"),
+         sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.sub(a, b, alpha=0.5) - (1.5 - a) + (a - b) - 2.0))
 def sub_scaled(a: Any, b: Any, alpha: Any = 1) -> Tensor:
     """`sub(a, b, alpha=k)`: a - k*b."""
     return _scaled(SubBackward0, sub, np.subtract, a, b, alpha)
@@ -337,18 +200,18 @@ def _scaled(cls: type[_Binary], op: Any, ufunc: np.ufunc, a: Any, b: Any, alpha:
     return _binary(cls, a, b, data, None, alpha)
 
 
+@spec.node(
+    formula={"self": "-grad * alpha"},
+    saved={"alpha": SV.const(1)},
+    jvp=lambda node, inputs, out, tangents: None if tangents[0] is None else -tangents[0],
+    tangent="-self_t * alpha", batched=spec.BROADCASTS,
+)
 class RsubBackward1(_Binary):
     __slots__ = ()
-    batchable = True
-    saved_names = {"alpha": SV.const(1)}
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
         return self.grads(-g if needs(self, 0) else None, None)
-
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return None if ta is None else -ta
 
 
 def rsub(a: Tensor, b: Any) -> Tensor:
@@ -360,16 +223,42 @@ def rsub(a: Tensor, b: Any) -> Tensor:
 
 
 # -- mul, div ---------------------------------------------------------------------------------------
+def _mul_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (a, b), (ta, tb), other = inputs, tangents, node.other
+    if other is not None:  # times a number: `a` is the tensor
+        return scaled(ta, other)
+    return plus(scaled(ta, b), None if tb is None else a * tb)
+
+
+def _mul_batched(self: Node, g: Any) -> tuple:
+    # as `apply` on bare arrays, with the last product written into `g` when the walk gave it as spare
+    first, second = self._next
+    if self._saved is NOTHING:
+        ga = spare_times(self.other, g)
+        return (ga, None) if self.shapes is None else self.grads(ga, None)
+    a, b = self.unpack_saved(True)
+    gb = ga = None
+    if first is not None:
+        gb = None if second is None else spare_times(a, g, last=False)
+        ga = spare_times(b, g)
+    elif second is not None:
+        gb = spare_times(a, g)
+    return self.grads(ga, gb)
+
+
+@spec.node(
+    formula={"self": "grad * other", "other": "grad * self"},
+    saved={"other": SV.tensor(1, number="other"), "self": SV.tensor(0)},
+    jvp=_mul_jvp, tangent="other_t * self_p + self_t * other_p", batched=_mul_batched,
+)
 class MulBackward0(_Binary):
     __slots__ = ()
-    batchable = True
-    saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
-        first, second = self._next
         if self._saved is NOTHING:  # times a number, kept in `other`
             ga = g * self.other
             return (ga, None) if self.shapes is None else self.grads(ga, None)
+        first, second = self._next
         raw = type(g) is not Tensor
         a, b = self.unpack_saved(raw)
         gb = ga = None
@@ -380,28 +269,9 @@ class MulBackward0(_Binary):
             ga = times(b, g) if raw else g * b
         return self.grads(ga, gb)
 
-    def apply_batched(self, g: Any) -> tuple:
-        # as `apply` on bare arrays, with the last product written into `g` when the walk gave it as spare
-        first, second = self._next
-        if self._saved is NOTHING:
-            ga = spare_times(self.other, g)
-            return (ga, None) if self.shapes is None else self.grads(ga, None)
-        a, b = self.unpack_saved(True)
-        gb = ga = None
-        if first is not None:
-            gb = None if second is None else spare_times(a, g, last=False)
-            ga = spare_times(b, g)
-        elif second is not None:
-            gb = spare_times(a, g)
-        return self.grads(ga, gb)
 
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        if other is not None:  # times a number: `a` is the tensor
-            return scaled(ta, other)
-        return plus(scaled(ta, b), None if tb is None else a * tb)
-
-
+@spec.op("mul", nodes=(MulBackward0,), vmap=spec.rule("pointwise_binary", "mul"),
+         sample=spec.Sample(((2, 3), (2, 1)), lambda L, a, b: L.mul(a, b) * 3.0 + 2.0 * a + a * b.detach()))
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
@@ -426,32 +296,20 @@ def mul(a: Any, b: Any) -> Tensor:
     return _binary(MulBackward0, a, b, data, save, None)
 
 
-class MulBackward1(_Binary):
-    """tensor * number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
-
-    __slots__ = ()
-    batchable = True
-    number_edge = False
-
-    def apply(self, g: Tensor) -> tuple:
-        return (mul_scalar(g, self.other),)
-
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return scaled(ta, other)
+def _div_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (_, b), (ta, tb) = inputs, tangents
+    if type(b) is not Tensor:
+        return None if ta is None else ta / b
+    return plus(ta, None if tb is None else -(tb * out)) / b  # PyTorch's (self_t - other_t * result) / other_p
 
 
-def mul_scalar(a: Any, s: float) -> Any:
-    """`a * s` inside a backward formula: recorded as MulBackward1, as PyTorch records it there."""
-    if type(a) is not Tensor:
-        return a * s
-    return _binary(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
-
-
+@spec.node(
+    formula={"self": "grad / other", "other": "-grad * self / (other * other)"},
+    saved={"other": SV.tensor(1, number="other"), "self": SV.tensor(0)},
+    jvp=_div_jvp, tangent="(self_t - other_t * result) / other_p", batched=spec.BROADCASTS,
+)
 class DivBackward0(_Binary):
     __slots__ = ()
-    batchable = True
-    saved_names = {"other": SV.tensor(1, number="other"), "self": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
@@ -461,21 +319,16 @@ class DivBackward0(_Binary):
         gb = -g * ((a / b) / b) if needs(self, 1) else None  # PyTorch's form: inf, not nan, at b = 0
         return self.grads(ga, gb)
 
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        if type(b) is not Tensor:
-            return None if ta is None else ta / b
-        # PyTorch's (self_t - other_t * result) / other_p
-        return plus(ta, None if tb is None else -(tb * out)) / b
 
-
+@spec.op("div", nodes=(DivBackward0,), vmap=spec.rule("pointwise_binary", "div"),
+         sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.div(a, b) + 2.0 / b + a / 4.0, spec.POSITIVE))
 def div(a: Any, b: Any) -> Tensor:
     """a / b (true division)."""
     ad, bd = binary_operands(a, b)
     if type(b) is not Tensor:
         return _binary(DivBackward0, a, b, ad / bd, NOTHING, b)
     if type(a) is not Tensor:  # number / tensor: PyTorch computes it as reciprocal(b) * a
-        return mul(E.reciprocal(b), a)
+        return mul(reciprocal(b), a)
     try:
         data = ad / bd
     except ValueError as exc:
@@ -483,18 +336,18 @@ def div(a: Any, b: Any) -> Tensor:
     return _binary(DivBackward0, a, b, data, (a if b._requires_grad else None, b), None)
 
 
+@spec.node(formula={"self": "grad.neg()"}, jvp=lambda node, inputs, out, tangents: -tangents[0],
+           tangent="self_t.neg()", batched=spec.BROADCASTS)
 class NegBackward0(Node):
     __slots__ = ()
-    batchable = True
     raw_ok = True
 
     def apply(self, g: Tensor) -> tuple:
         return (-g,)
 
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        return -tangents[0]
 
-
+@spec.op("neg", nodes=(NegBackward0,), vmap=spec.rule("pointwise_unary", "neg"),
+         sample=spec.Sample(((3,),), lambda L, a: L.neg(a) + -a))
 def neg(a: Tensor) -> Tensor:
     """-a."""
     try:
@@ -505,12 +358,20 @@ def neg(a: Tensor) -> Tensor:
 
 
 # -- pow -----------------------------------------------------------------------------------------------
+def _pow_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    ta, p = tangents[0], node.other
+    return ta * 0.0 if p == 0 else ta * mul_scalar(inputs[0] ** (p - 1), p)
+
+
+@spec.node(
+    formula={"self": "grad * exponent * self.pow(exponent - 1)"},
+    saved={"self": SV.tensor(0), "exponent": SV.field("other")},
+    jvp=_pow_jvp, tangent="self_t * exponent * self_p.pow(exponent - 1)", batched=spec.BROADCASTS,
+)
 class PowBackward0(_Binary):
     """x ** number."""
 
     __slots__ = ()
-    batchable = True
-    saved_names = {"self": SV.tensor(0), "exponent": SV.field("other")}
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -522,57 +383,62 @@ class PowBackward0(_Binary):
         x = None
         return (times(f, g),)
 
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return ta * 0.0 if other == 0 else ta * mul_scalar(a ** (other - 1), other)
+
+def _pow_tensors_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (a, b), (ta, tb) = inputs, tangents
+    first = None if ta is None else ta * (b * pow(a, sub(b, 1.0)))
+    second = None if tb is None else tb * where(_zero_base(a, b), 0.0, out * log(a))
+    return plus(first, second)
 
 
+@spec.node(
+    formula={"self": "grad * exponent * self.pow(exponent - 1)",
+             "exponent": "grad * where(self == 0 and exponent >= 0, 0, result * self.log())"},
+    saved={"exponent": SV.tensor(1), "self": SV.tensor(0)},
+    jvp=_pow_tensors_jvp, tangent="self_t * exponent_p * self_p.pow(exponent_p - 1) + exponent_t * result * "
+    "self_p.log()",
+)
 class PowBackward1(_Binary):
     """tensor ** tensor."""
 
     __slots__ = ()
-    saved_names = {"exponent": SV.tensor(1), "self": SV.tensor(0)}
-
     raw_ok = False  # uses where/log on tensors
 
     def apply(self, g: Tensor) -> tuple:
         a, b = self.saved_tensors
         ga = None
         if needs(self, 0):  # 0 where the exponent is 0, as PyTorch's pow_backward_self (not -0 from b * a**-1)
-            ga = E.where(b == 0.0, 0.0, mul(g, mul(b, pow(a, sub(b, 1.0)))))
+            ga = where(b == 0.0, 0.0, mul(g, mul(b, pow(a, sub_scalar(b, 1.0)))))
         gb = None
         if needs(self, 1):
             # d(a**b)/db = a**b log a, taken as 0 where a == 0 and b >= 0 (the limit), as PyTorch does
-            safe = E.where(_zero_base(a, b), 0.0, mul(pow(a, b), E.log(a)))
+            safe = where(_zero_base(a, b), 0.0, mul(pow(a, b), log(a)))
             gb = mul(g, safe)
         return self.grads(ga, gb)
 
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        first = None if ta is None else ta * (b * pow(a, sub(b, 1.0)))
-        second = None if tb is None else tb * E.where(_zero_base(a, b), 0.0, out * E.log(a))
-        return plus(first, second)
 
-
+@spec.node(
+    formula={"exponent": "grad * result * log(self)"},
+    saved={"self": SV.field("other"), "result": SV.tensor(0)},
+    jvp=lambda node, inputs, out, tangents: tangents[0] * mul_scalar(out, float(np.log(node.other))),
+    tangent="exponent_t * result * log(self)", batched=spec.BROADCASTS,
+)
 class PowBackward2(_Binary):
     """number ** tensor: one edge, the exponent's."""
 
     __slots__ = ()
-    batchable = True
-    saved_names = {"self": SV.field("other"), "result": SV.tensor(0)}
 
     def apply(self, g: Tensor) -> tuple:
         (out,) = self.unpack_saved(type(g) is not Tensor)
-        return (self.grads(None, g * (out * float(np.log(self.other))))[1],)
-
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        return tangents[0] * (out * float(np.log(self.other)))
+        return (self.grads(None, g * mul_scalar(out, float(np.log(self.other))))[1],)
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:
     return Tensor._make(np.asarray((a._data == 0) & (b._data >= 0)), False, None)
 
 
+@spec.op("pow", nodes=(PowBackward0, PowBackward1, PowBackward2), vmap=spec.rule("pointwise_binary", "pow"),
+         sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.pow(a, b) + a**3 + 2.0**b + a**0.5 + a**0, spec.POSITIVE))
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
@@ -595,6 +461,11 @@ def pow(a: Any, b: Any) -> Tensor:
 
 
 # -- floor division and remainder ----------------------------------------------------------------------
+@spec.node(
+    formula={"self": "not differentiable", "other": "not differentiable"},
+    no_jvp="floor_divide has no derivative (PyTorch records it as NotImplemented): its tangent is an error, as its "
+    "gradient is",
+)
 class NotImplemented_(Node):
     """PyTorch records `//` but has no derivative for it: backward through it is an error."""
 
@@ -608,6 +479,7 @@ class NotImplemented_(Node):
         raise RuntimeError(f"'{self.op}' has no derivative: compute it on .detach()ed values")
 
 
+@spec.op("floor_divide", nodes=(NotImplemented_,), vmap=spec.rule("pointwise_binary", "floor_divide"))
 def floor_divide(a: Any, b: Any) -> Tensor:
     """a // b (no derivative)."""
     ad, bd = binary_operands(a, b)
@@ -622,6 +494,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
     return result(data, node)
 
 
+@spec.node(formula={"self": "grad"}, jvp=lambda node, inputs, out, tangents: tangents[0], tangent="self_t")
 class RemainderBackward0(_Binary):
     __slots__ = ()
     raw_ok = False
@@ -630,14 +503,19 @@ class RemainderBackward0(_Binary):
     def apply(self, g: Tensor) -> tuple:
         return self.grads(g, None)
 
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return ta
+
+def _remainder_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (a, b), (ta, tb) = inputs, tangents
+    return plus(ta, None if tb is None else -(tb * floor_divide(a, b).detach()))
 
 
+@spec.node(
+    formula={"self": "grad", "other": "-grad * self.div(other, rounding_mode='floor')"},
+    saved={"other": SV.tensor(1), "self": SV.tensor(0)},
+    jvp=_remainder_jvp, tangent="self_t - other_t * self_p.div(other_p, rounding_mode='floor')",
+)
 class RemainderBackward1(_Binary):
     __slots__ = ()
-    saved_names = {"other": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = False
 
     def apply(self, g: Tensor) -> tuple:
@@ -646,11 +524,9 @@ class RemainderBackward1(_Binary):
         gb = mul(neg(g), floor_divide(a, b).detach()) if needs(self, 1) else None
         return self.grads(ga, gb)
 
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return plus(ta, None if tb is None else -(tb * floor_divide(a, b).detach()))
 
-
+@spec.op("remainder", nodes=(RemainderBackward0, RemainderBackward1), vmap=spec.rule("pointwise_binary", "remainder"),
+         sample=spec.Sample(((4,), (4,)), lambda L, a, b: L.remainder(a * 3.0, b) + a % 0.7, spec.POSITIVE))
 def remainder(a: Any, b: Any) -> Tensor:
     """a % b, with the sign of b (Python's and PyTorch's convention)."""
     ad, bd = binary_operands(a, b)
@@ -666,6 +542,7 @@ def remainder(a: Any, b: Any) -> Tensor:
     return _binary(RemainderBackward1, a, b, data, (a, b), None)
 
 
+# the operators; the named functions and methods are the specs' (add, sub, mul, div, neg, pow, ...)
 METHODS = {
     "__add__": _operator(add, AddBackward0, np.add),
     "__radd__": add,
@@ -683,21 +560,4 @@ METHODS = {
     "__rfloordiv__": lambda a, b: floor_divide(b, a),
     "__mod__": remainder,
     "__rmod__": lambda a, b: remainder(b, a),
-    "add": add_scaled,
-    "sub": sub_scaled,
-    "mul": mul,
-    "div": div,
-    "neg": neg,
-    "pow": pow,
-    "remainder": remainder,
-    "floor_divide": floor_divide,
 }
-FUNCTIONS = {
-    "add": add_scaled, "sub": sub_scaled, "mul": mul, "div": div, "neg": neg, "pow": pow,
-    "remainder": remainder, "floor_divide": floor_divide,
-}
-
-# Imported last: these modules build on this one (elementwise's binary nodes subclass `_Binary`), and this
-# one uses them only inside functions, at call time.
-from . import elementwise as E  # noqa: E402
-from . import reductions as R  # noqa: E402

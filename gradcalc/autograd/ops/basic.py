@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import spec
 from ..node import Node
 from ..provenance import worded
 from ..tensor import Tensor, float32, float64, version_of
@@ -32,6 +33,8 @@ def detach_(x: Tensor) -> Tensor:
     return x
 
 
+@spec.node(formula={"self": "grad"}, jvp=lambda node, inputs, out, tangents: clone(tangents[0]),
+           tangent="self_t.clone()", batched=spec.BROADCASTS)
 class CloneBackward0(Node):
     __slots__ = ()
 
@@ -39,11 +42,17 @@ class CloneBackward0(Node):
         return (g,)
 
 
+@spec.op("clone", nodes=(CloneBackward0,),
+         sample=spec.Sample(((3,),), lambda L, a: L.clone(a) + a.clone() + a.float().double()))
 def clone(x: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it."""
     return result(x._data.copy(), record(CloneBackward0, x))
 
 
+@spec.node(
+    formula={"self": "_to_copy_backward(grad, self.options())"},
+    jvp=lambda node, inputs, out, tangents: to_dtype(tangents[0], out._data.dtype), tangent="_to_copy(self_t, dtype)",
+)
 class ToCopyBackward0(Node):
     __slots__ = ("dtype",)
 
@@ -136,7 +145,6 @@ def isnan(x: Tensor) -> Tensor:
 METHODS = {
     "detach": detach,
     "detach_": detach_,
-    "clone": clone,
     "float": lambda x: to_dtype(x, float32),
     "double": lambda x: to_dtype(x, float64),
     "to": lambda x, dtype: to_dtype(x, dtype),
@@ -149,7 +157,7 @@ METHODS = {
     "any": _any, "all": _all, "isnan": isnan, "allclose": allclose, "equal": equal,
 }
 FUNCTIONS = {
-    "detach": detach, "clone": clone, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
+    "detach": detach, "eq": eq, "ne": ne, "lt": lt, "le": le, "gt": gt, "ge": ge,
     "logical_and": logical_and, "logical_or": logical_or, "logical_not": logical_not, "isnan": isnan,
     "all": _all, "any": _any, "allclose": allclose, "equal": equal,
 }

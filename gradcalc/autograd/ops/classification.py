@@ -13,15 +13,18 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor
-from . import arithmetic as A
-from . import elementwise as E
-from . import reductions as R
 from . import shape as S
+from .binary import div_scalar, mul_scalar
 from .core import needs, record, result
-from .losses import _const, _no_grad_weight, _tensor, reduction_of
-from .nn import div_scalar
+from .elementwise import masked_fill
+from .losses import _REDUCTION, _const, _no_grad_weight, _tensor, reduction_of
+from .softmax import log_softmax
+from .sums import sum
+from .unary import _zeros_like
 
 
 # -- nll_loss --------------------------------------------------------------------------------------------------
@@ -61,6 +64,26 @@ def _nll_grad_np(g: Any, shape: tuple, dtype: np.dtype, axis: int, idx: np.ndarr
     return out
 
 
+def _optional_array(attr: str) -> SV.Spec:
+    """An array the node keeps in `attr`, or None (a loss without `weight=`)."""
+    return SV.Spec(lambda node: None if getattr(node, attr) is None else _const(getattr(node, attr)), True)
+
+
+# PyTorch shows ignore_index as its C++ int64 read back unsigned: -100 is 18446744073709551516
+_NLL = {"ignore_index": SV.field("ignore_index", lambda i: i % 2**64), "reduction": _REDUCTION,
+        "self": SV.tensor(0), "target": SV.array("target"), "total_weight": SV.array("total"),
+        "weight": _optional_array("weight")}
+
+
+def _nll_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    # linear in the input: the loss of the tangent (derivatives.yaml's `nll_loss_forward(self_t, target, ...)`)
+    return _nll(tangents[0], node.target, node.weight, node.ignore_index, node.reduction, node.axis, type(node))
+
+
+@spec.node(
+    formula={"self": "nll_loss_backward(grad, self, target, weight, reduction, ignore_index, total_weight)"},
+    saved=_NLL, jvp=_nll_jvp, tangent="nll_loss_forward(self_t, target, weight, reduction, ignore_index)[0]",
+)
 class NllLossBackward0(Node):
     __slots__ = ("reduction", "axis", "idx", "wt", "total", "ignore_index", "target", "weight")
     raw_ok = True
@@ -74,6 +97,21 @@ class NllLossBackward0(Node):
         return (nll_loss_backward(g, x, self),)
 
 
+_NLL_DOUBLE = {
+    "ignore_index": SV.Spec(lambda node: node.forward.ignore_index % 2**64, False),
+    "reduction": SV.Spec(lambda node: _REDUCTION.read(node.forward), False),
+    "target": SV.Spec(lambda node: _const(node.forward.target), True),
+    "weight": SV.Spec(lambda node: None if node.forward.weight is None else _const(node.forward.weight), True),
+}
+
+
+@spec.node(
+    formula={"grad_output": "nll_loss(grad, target, weight, reduction, ignore_index)", "self": "zeros_like(grad)"},
+    saved=_NLL_DOUBLE,
+    jvp=lambda node, inputs, out, tangents: None if tangents[0] is None else nll_loss_backward(
+        tangents[0], inputs[1], node.forward),
+    tangent="nll_loss_backward(grad_output_t, self, target, weight, reduction, ignore_index, total_weight)",
+)
 class NllLossBackwardBackward0(Node):
     __slots__ = ("forward",)
 
@@ -84,14 +122,25 @@ class NllLossBackwardBackward0(Node):
         if needs(self, 0):
             w = None if f.weight is None else _const(f.weight)
             d_g = nll_loss(gg, _const(f.target), w, ignore_index=f.ignore_index, reduction=f.reduction)
-        d_x = E._zeros_like(gg) if needs(self, 1) else None
+        d_x = _zeros_like(gg) if needs(self, 1) else None
         return (d_g, d_x)
 
 
+@spec.node(
+    formula={"grad_output": "nll_loss2d(grad, target, weight, reduction, ignore_index)", "self": "zeros_like(grad)"},
+    saved=_NLL_DOUBLE,
+    jvp=lambda node, inputs, out, tangents: None if tangents[0] is None else nll_loss_backward(
+        tangents[0], inputs[1], node.forward),
+    tangent="nll_loss2d_backward(grad_output_t, self, target, weight, reduction, ignore_index, total_weight)",
+)
 class NllLoss2DBackwardBackward0(NllLossBackwardBackward0):
     __slots__ = ()
 
 
+@spec.node(
+    formula={"self": "nll_loss2d_backward(grad, self, target, weight, reduction, ignore_index, total_weight)"},
+    saved=_NLL, jvp=_nll_jvp, tangent="nll_loss2d_forward(self_t, target, weight, reduction, ignore_index)[0]",
+)
 class NllLoss2DBackward0(NllLossBackward0):
     """nll_loss of an input of shape (N, C, H, W), as PyTorch names it."""
 
@@ -112,6 +161,10 @@ def nll_loss_backward(g: Tensor, x: Tensor, forward: NllLossBackward0) -> Tensor
     return result(data, node)
 
 
+@spec.op("nll_loss", nodes=(NllLossBackward0, NllLoss2DBackward0), top_level=False, method=False,
+         sample=spec.Sample(((3, 4), (2, 3, 2, 2)), lambda L, a, b: L.nn.functional.nll_loss(a, L.tensor([0, 3, 1]))
+                            + L.nn.functional.nll_loss(b, L.tensor([[[0, 1], [2, 2]], [[1, 0], [0, 2]]]),
+                                                       reduction="sum")))
 def nll_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -173,6 +226,10 @@ def _class_weight(weight: Tensor, ndim: int, axis: int) -> Tensor:
     return S.view(weight, tuple(shape)) if ndim > 1 else weight
 
 
+@spec.op("cross_entropy", top_level=False, method=False,
+         sample=spec.Sample(((3, 4), (3, 4)), lambda L, a, p: L.nn.functional.cross_entropy(a, L.tensor([0, 3, 1]))
+                            + L.nn.functional.cross_entropy(a, p.softmax(1)) + L.nn.functional.cross_entropy(
+                                a, L.tensor([1, 1, 2]), label_smoothing=0.1)))
 def cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -197,7 +254,7 @@ def cross_entropy(
         _tensor(weight, fn, "weight")
     axis = 0 if x._data.ndim == 1 else 1
     classes = x._data.shape[axis]
-    logp = R.log_softmax(x, axis)
+    logp = log_softmax(x, axis)
     if t._data.dtype.kind != "f":
         loss = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
         if label_smoothing == 0.0:
@@ -214,8 +271,8 @@ def cross_entropy(
     if weight is not None:
         terms = terms * _class_weight(weight, x._data.ndim, axis)
     if reduction == "none":
-        return -R.sum(terms, axis)
-    total = -R.sum(terms)
+        return -sum(terms, axis)
+    total = -sum(terms)
     if reduction == "sum":
         return total
     return div_scalar(total, x._data.size // classes)
@@ -227,19 +284,17 @@ def _smoothed(loss: Tensor, logp: Tensor, t: Tensor, weight: Tensor | None, igno
     distribution (counted, like nll, over the targets not ignored)."""
     ndim = logp._data.ndim
     ignored = t._data == ignore_index
-    smooth = -R.sum(logp * _class_weight(weight, ndim, axis) if weight is not None else logp, axis)
-    smooth = E.masked_fill(smooth, ignored, 0.0)
+    smooth = -sum(logp * _class_weight(weight, ndim, axis) if weight is not None else logp, axis)
+    smooth = masked_fill(smooth, ignored, 0.0)
     if reduction == "mean":
         if weight is not None:
             kept = t._data[~ignored]
-            ret = R.sum(smooth) / _const(weight._data[kept].sum())
+            ret = sum(smooth) / _const(weight._data[kept].sum())
         else:
-            ret = R.sum(smooth) / _const(np.asarray((~ignored).sum()))
+            ret = sum(smooth) / _const(np.asarray((~ignored).sum()))
     elif reduction == "sum":
-        ret = R.sum(smooth)
+        ret = sum(smooth)
     else:
         ret = smooth
-    return A.mul_scalar(loss, 1 - label_smoothing) + A.mul_scalar(ret, label_smoothing / logp._data.shape[axis])
+    return mul_scalar(loss, 1 - label_smoothing) + mul_scalar(ret, label_smoothing / logp._data.shape[axis])
 
-
-LOSSES = {"nll_loss": nll_loss, "cross_entropy": cross_entropy}

@@ -1,6 +1,6 @@
 """What every operation shares: recording a node, wrapping NumPy results, type promotion.
 
-An operation is written as two halves side by side (see `arithmetic.py`):
+An operation is written as two halves side by side (see `arithmetic.py`), each with its spec (spec.py):
 - the function computes its result with NumPy and, when `record` returns a node, saves what backward needs;
 - the node's `apply(grad)` states the derivative with the engine's own differentiable operations, so a
   backward recorded under `create_graph` can be differentiated again, to any order.
@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import forward_ad, grad_mode
 from ..grad_mode import state
-from ..node import Node
+from ..node import Node, make_node
 from ..tensor import Tensor, version_of
 
 _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
@@ -30,18 +30,15 @@ def record(cls: type[Node], *inputs: Any) -> Any:
             break
     else:
         return forward_ad.record(cls, inputs, None) if grad_mode.forward_seen else None
-    node = cls()
     nexts, nrs = [], []
     for t in inputs:
         if type(t) is Tensor and t._requires_grad:
-            fn = t.grad_fn
-            nexts.append(fn if fn is not None else t._accumulate_node())
+            nexts.append(t.grad_fn or t._accumulator or t._accumulate_node())
             nrs.append(t._output_nr)
         else:
             nexts.append(None)
             nrs.append(0)
-    node._next = tuple(nexts)
-    node._nrs = tuple(nrs) if any(nrs) else None
+    node = make_node(cls, tuple(nexts), tuple(nrs) if any(nrs) else None)
     return forward_ad.record(cls, inputs, node) if grad_mode.forward_seen else node
 
 

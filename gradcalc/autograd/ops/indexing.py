@@ -21,13 +21,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode
+from .. import forward_ad, grad_mode, spec
+from .. import saved as SV
 from ..grad_mode import state
 from ..node import Node
 from ..tensor import Tensor
 from . import inplace as I
 from . import shape as S
 from .core import needs, record, result
+from .sums import sum_to
 
 _INT64 = np.dtype("int64")
 
@@ -236,6 +238,9 @@ def _gather(x: Tensor, plan: _Plan) -> Tensor:
 
 
 # -- x[index] ------------------------------------------------------------------------------------------------
+@spec.op("__getitem__", top_level=False,
+         sample=spec.Sample(((4, 3),), lambda L, a: a[1:, 0] + a[[0, 2, 0], 1] + a[a[:, 2] > 0].sum()
+                            + a[..., None][0, 1, 0] + a[...][2]))
 def getitem(x: Tensor, idx: Any) -> Tensor:
     """`x[idx]`: a view for integers, slices, None and `...`; a copy when an advanced index is involved."""
     if _is_int(idx):  # the most common case, straight to its view
@@ -256,6 +261,16 @@ def _zero_dim_index() -> Tensor:
     raise IndexError("a 0-d tensor cannot be indexed with an integer: use x.item(), or x[...] / x[None]")
 
 
+def _indices(node: Node) -> tuple:
+    """The advanced index as PyTorch's `indices`: a tensor per indexed dimension (None for a slice)."""
+    return tuple(None if isinstance(i, slice) else Tensor._make(np.asarray(i), False, None) for i in node.indices)
+
+
+@spec.node(
+    formula={"self": "index_backward(grad.new_zeros(self.sizes()), indices, grad)"},
+    saved={"indices": SV.Spec(_indices, False), "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: index(tangents[0], node.indices), tangent="self_t[indices]",
+)
 class IndexBackward0(Node):
     """Advanced indexing: the gradient added back at the indexed places (repeats add up)."""
 
@@ -286,24 +301,39 @@ def index(x: Tensor, indices: tuple) -> Tensor:
     return result(data, node)
 
 
+@spec.node(
+    formula={"values": "grad.index(indices)"},
+    saved={"accumulate": SV.const(True), "indices": SV.Spec(_indices, False)},
+    jvp=lambda node, inputs, out, tangents: index_put_zeros(tangents[1], node.indices, out._data.shape),
+    tangent="zeros.index_put_(indices, values_t, accumulate=true)",
+)
 class IndexPutImplBackward0(Node):
     """The adjoint of advanced indexing (its double backward): indexing again."""
 
     __slots__ = ("indices",)
 
-    def apply(self, g: Tensor) -> tuple:
-        return (index(g, self.indices),)
+    def apply(self, g: Tensor) -> tuple:  # edges as PyTorch's _index_put_impl_: the zeros (none), the values
+        return (None, index(g, self.indices))
 
 
 def index_put_zeros(g: Tensor, indices: tuple, shape: tuple[int, ...]) -> Tensor:
     """Zeros of `shape` with `g` added at `indices` (PyTorch's `_index_put_impl_` with accumulate)."""
-    node = record(IndexPutImplBackward0, g)
+    node = record(IndexPutImplBackward0, None, g)
     if node is not None:
         node.indices = indices
     return result(_scatter_add(g._data, indices, shape), node)
 
 
 # -- x[index] = value ----------------------------------------------------------------------------------------
+def _write_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    """The old tensor's tangent with the value's written at the same places (zeros where there is none)."""
+    tt, tv = tangents
+    if tt is None:
+        tt = Tensor._make(np.zeros(out._data.shape, out._data.dtype), False, None)
+    return write(tt, node.plan, 0.0 if tv is None else tv, type(node))
+
+
+@spec.base
 class _Write(Node):
     """Backward of writing `value` at `plan`'s places: the old tensor gets the gradient with those places
     zeroed (what was there is gone), `value` the gradient of those places, summed over its broadcasting."""
@@ -312,8 +342,6 @@ class _Write(Node):
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
-        from .arithmetic import sum_to
-
         raw = type(g) is not Tensor
         ga = gv = None
         if needs(self, 0):
@@ -329,12 +357,22 @@ class _Write(Node):
         return (ga, gv)
 
 
+@spec.node(formula={"self": "grad with the written places zeroed", "src": "grad[written].sum_to(src.sizes())"},
+           jvp=_write_jvp, tangent="self_t with src_t written at the places")
 class CopySlices(_Write):
     """Writing through a view (an index with integers, slices or None)."""
 
     __slots__ = ()
 
 
+@spec.node(
+    formula={"self": "grad.index_put(indices, zeros_like(values), accumulate)",
+             "values": "grad.index(indices).sum_to(values.sizes())"},
+    saved={"accumulate": SV.const(False), "indices": SV.Spec(
+        lambda n: tuple(None if isinstance(i, slice) else Tensor._make(np.asarray(i), False, None)
+                        for i in n.plan.adv), False)},
+    jvp=_write_jvp, tangent="self_t.index_put(indices, values_t, accumulate)",
+)
 class IndexPutBackward0(_Write):
     """Writing at an advanced index only (lists, integer tensors, masks)."""
 
@@ -392,5 +430,4 @@ def setitem(self: Tensor, idx: Any, value: Any) -> None:
     I.apply_inplace(self, lambda t: write(t, plan, value, cls), "setitem", value)
 
 
-METHODS = {"__getitem__": getitem, "__setitem__": setitem}
-FUNCTIONS: dict = {}
+METHODS = {"__setitem__": setitem}

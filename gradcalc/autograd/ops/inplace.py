@@ -13,12 +13,14 @@ place outside `no_grad`, like the leaf itself.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, provenance
+from .. import forward_ad, grad_mode, provenance, spec
+from .. import saved as SV
 from ..grad_mode import state
 from ..hooks import move_retained
 from ..interrupts import GUARD
@@ -26,9 +28,8 @@ from ..node import STAMP, Node
 from ..provenance import failure
 from ..tensor import Tensor, version_of
 from . import arithmetic as A
-from . import elementwise as E
-from . import reductions as R
 from .core import _CATEGORY, broadcast_message, needs, record, result
+from .sums import sum, sum_to
 
 
 def check_inplace(t: Tensor, what: str) -> None:
@@ -159,14 +160,17 @@ def _rebind_saved_output(node: Node, computed: np.ndarray, data: np.ndarray, cou
             node._versions = versions
 
 
-def _unary_(name: str) -> Callable[[Tensor], Tensor]:
-    op = E._ops[name]  # every row's function, including rows without a module-level name
+def inplace_method(op: Callable[..., Tensor], name: str) -> Callable[..., Tensor]:
+    """`Tensor.<name>_`, the in-place form of the operation `op` whose spec asks for one (`inplace=True`): its
+    result written into the tensor, with `op`'s parameters."""
 
-    def method(self: Tensor) -> Tensor:
-        return apply_inplace(self, op, f"{name}_", cast_check=True)
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return apply_inplace(self, lambda t: op(t, *args, **kwargs), f"{name}_", *args, *kwargs.values(),
+                             cast_check=True)
 
-    method.__name__ = f"{name}_"
+    method.__name__ = method.__qualname__ = f"{name}_"
     method.__doc__ = f"In-place {name}: writes the result into this tensor."
+    method.__wrapped__ = op  # type: ignore[attr-defined]  # inspect.signature reads op's (on demand, not here)
     return method
 
 
@@ -233,28 +237,34 @@ def fill_(self: Tensor, value: Any) -> Tensor:
     v = value._data if isinstance(value, Tensor) else value
 
     def compute(t: Tensor) -> Tensor:
-        node = record(cls, t, value)
+        node = record(cls, t, value) if cls is FillBackward3 else record(cls, t)  # a number has no edge
         return result(np.full_like(t._data, v), node)
 
     return apply_inplace(self, compute, "fill_", value)
 
 
+@spec.node(formula={"self": "zeros_like(grad)"}, jvp=lambda node, inputs, out, tangents: None,
+           tangent="self_t.fill_(0)")
 class FillBackward2(Node):
     """fill_ with a number: nothing of the old values survives."""
 
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return (_zeros_like(g), None)
+        return (_zeros_like(g),)
 
 
+@spec.node(
+    formula={"self": "zeros_like(grad)", "value": "grad.sum()"},
+    jvp=lambda node, inputs, out, tangents: tangents[1], tangent="self_t.fill_(value_t)",
+)
 class FillBackward3(Node):
     """fill_ with a one-element tensor: every element is that value, so its gradient is the sum."""
 
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        return (_zeros_like(g) if needs(self, 0) else None, R.sum(g) if needs(self, 1) else None)
+        return (_zeros_like(g) if needs(self, 0) else None, sum(g) if needs(self, 1) else None)
 
 
 def zero_(self: Tensor) -> Tensor:
@@ -267,6 +277,8 @@ def zero_(self: Tensor) -> Tensor:
     return apply_inplace(self, compute, "zero_")
 
 
+@spec.node(formula={"self": "zeros_like(grad)"}, jvp=lambda node, inputs, out, tangents: None,
+           tangent="self_t.zero_()")
 class ZeroBackward0(Node):
     __slots__ = ()
 
@@ -295,16 +307,25 @@ def copy_(self: Tensor, src: Any) -> Tensor:
     return apply_inplace(self, compute, "copy_", src)
 
 
+@spec.node(
+    formula={"self": "zeros_like(grad)", "src": "grad.sum_to(src.sizes())"},
+    jvp=lambda node, inputs, out, tangents: tangents[1], tangent="self_t.copy_(src_t)",
+)
 class CopyBackwards(Node):
     __slots__ = ("src_shape",)
 
     def apply(self, g: Tensor) -> tuple:
         ga = _zeros_like(g) if needs(self, 0) else None
-        gs = A.sum_to(g, self.src_shape) if needs(self, 1) else None
+        gs = sum_to(g, self.src_shape) if needs(self, 1) else None
         return (ga, gs)
 
 
 # -- writing through views ---------------------------------------------------------------------------------
+_THROUGH_VIEWS = ("the tangent of a write through a view is the base's and its views' (forward_ad.share_with_views), "
+                  "computed with the write; this node makes no output of its own")
+
+
+@spec.base
 class _IndexPut(Node):
     """Backward of writing `value` over the elements `index` of a tensor: the overwritten elements pass no
     gradient to the old tensor; `value` gets the gradient of the elements it was written to."""
@@ -313,16 +334,42 @@ class _IndexPut(Node):
 
     def apply(self, g: Tensor) -> tuple:
         ga = A.mul(g, self.keep) if needs(self, 0) else None
-        gv = A.sum_to(take(g, self.index), self.value_shape) if needs(self, 1) else None
+        gv = sum_to(take(g, self.index), self.value_shape) if needs(self, 1) else None
         return (ga, gv)
 
 
+@spec.node(formula={"self": "grad * (1 - written)", "src": "grad[written].sum_to(src.sizes())"},
+           no_jvp=_THROUGH_VIEWS)
 class CopySlices(_IndexPut):
     """A base tensor's node after an in-place change through one of its views (PyTorch's name)."""
 
     __slots__ = ()
 
 
+def _tensors(index: Any) -> tuple:
+    """An index as PyTorch's saved `indices`: a tensor per indexed dimension."""
+    return tuple(Tensor._make(np.asarray(i), False, None) for i in index)
+
+
+def _geometry(node: Node) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    """A view's size, stride and offset in its base's elements, from where its elements sit (a dim of one
+    element shows the stride a contiguous view would have)."""
+    flat = np.ravel_multi_index(node.index, node.shape) if node.index[0].size else np.zeros(node.index[0].shape, int)
+    size = flat.shape
+    first = int(flat.flat[0]) if flat.size else 0
+    stride, step = [], 1
+    for k in range(len(size) - 1, -1, -1):
+        if size[k] > 1:
+            step = int(np.take(flat, 1, axis=k).flat[0]) - first
+        stride.append(step)
+        step *= max(size[k], 1)
+    return size, tuple(reversed(stride)), first
+
+
+@spec.node(formula={"self": "as_strided_backward(grad, self_geometry, size, stride, storage_offset)"},
+           saved={"size": SV.Spec(lambda n: _geometry(n)[0], False), "storage_offset": SV.Spec(
+               lambda n: _geometry(n)[2], False), "stride": SV.Spec(lambda n: _geometry(n)[1], False)},
+           no_jvp=_THROUGH_VIEWS)
 class AsStridedBackward0(Node):
     """A view's node re-derived from its base's graph after an in-place change (PyTorch's name): the view's
     gradient is put back into the base's shape at the view's elements."""
@@ -340,7 +387,7 @@ def positions(view: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, ...]:
     def addresses(a: np.ndarray) -> np.ndarray:
         start = a.__array_interface__["data"][0]
         grid = np.indices(a.shape, sparse=True) if a.ndim else ()
-        return np.asarray(start + sum(i * s for i, s in zip(grid, a.strides, strict=True)), dtype=np.int64)
+        return np.asarray(start + builtins.sum(i * s for i, s in zip(grid, a.strides, strict=True)), dtype=np.int64)
 
     flat_base = np.broadcast_to(addresses(base), base.shape).ravel()
     order = np.argsort(flat_base, kind="stable")
@@ -384,6 +431,11 @@ def _refresh_views(root: Tensor) -> None:
     refs[:] = alive
 
 
+@spec.node(
+    formula={"self": "index_backward(grad.new_zeros(self.sizes()), indices, grad)"},
+    saved={"indices": SV.Spec(lambda n: _tensors(n.index), False), "self_sym_sizes": SV.field("shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: take(tangents[0], node.index), tangent="self_t[indices]",
+)
 class IndexBackward0(Node):
     """`take`'s backward: the gradient put back in place into zeros (repeated indices add up)."""
 
@@ -393,6 +445,12 @@ class IndexBackward0(Node):
         return (put(g, self.index, self.shape),)
 
 
+@spec.node(
+    formula={"values": "grad[indices]"},
+    saved={"accumulate": SV.const(True), "indices": SV.Spec(lambda n: _tensors(n.index), False)},
+    jvp=lambda node, inputs, out, tangents: put(tangents[0], node.index, out._data.shape),
+    tangent="zeros.index_put_(indices, values_t, accumulate=true)",
+)
 class _PutBackward(Node):
     __slots__ = ("index",)
 
@@ -422,11 +480,7 @@ def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
     return result(data, node)
 
 
-def clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:
-    """Clamp in place (the out-of-place `clamp` is the elementwise module's)."""
-    return apply_inplace(self, lambda t: t.clamp(min=min, max=max), "clamp_", min, max, cast_check=True)
-
-
+# in-place arithmetic: each runs NumPy's own in-place operation when nothing is recorded (an optimizer step)
 METHODS: dict[str, Callable] = {
     "add_": _method(A.add_scaled, "add_", np.add),
     "sub_": _method(A.sub_scaled, "sub_", np.subtract),
@@ -441,7 +495,4 @@ METHODS: dict[str, Callable] = {
     "fill_": fill_,
     "zero_": zero_,
     "copy_": copy_,
-    "clamp_": clamp_,
-    # one in-place form per row of the elementwise table (`sin_`, `exp_`, `relu_`, ...)
-    **{f"{name}_": _unary_(name) for name in E.UNARY},
-}
+}  # and the in-place form of every operation whose spec asks for one (`sin_`, `clamp_`...: ops/__init__.py)

@@ -19,11 +19,15 @@ from typing import Any
 import numpy as np
 
 from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor
-from . import arithmetic as A
 from . import shape as S
+from .arithmetic import mul
+from .basic import clone
+from .binary import plus
 from .core import broadcast_message, needs, record, result
+from .sums import expand
 
 
 def _same_dtype(a: Tensor, b: Tensor, what: str) -> None:
@@ -63,23 +67,38 @@ def _operands(a: Any, b: Any, what: str) -> None:
 
 
 # -- dot -----------------------------------------------------------------------------------------------------
+def _bilinear(op: Any) -> spec.JvpRule:
+    """The forward rule of a product `op(a, b)`: op(ta, b) + op(a, tb)."""
+
+    def jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+        (a, b), (ta, tb) = inputs, tangents
+        return plus(None if ta is None else op(ta, b), None if tb is None else op(a, tb))
+
+    return jvp
+
+
+def _dot_batched(self: Node, g: Any) -> tuple:
+    a, b = self.unpack_saved(True)
+    g = g[:, None]  # one number per row, times a vector
+    return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
+
+
+@spec.node(
+    formula={"self": "grad * tensor", "tensor": "grad * self"},
+    saved={"self": SV.tensor(0), "tensor": SV.tensor(1)},
+    jvp=_bilinear(lambda a, b: dot(a, b)), tangent="at::dot(self_t, tensor_p) + at::dot(self_p, tensor_t)",
+    batched=_dot_batched,
+)
 class DotBackward0(Node):
     __slots__ = ()
-    saved_names = {"self": SV.tensor(0), "tensor": SV.tensor(1)}
     raw_ok = True
-    batchable = True
-    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(dot, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         a, b = self.unpack_saved(type(g) is not Tensor)
         return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
 
-    def apply_batched(self, g: Any) -> tuple:
-        a, b = self.unpack_saved(True)
-        g = g[:, None]  # one number per row, times a vector
-        return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
 
-
+@spec.op("dot", nodes=(DotBackward0,), sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.dot(a, b) + a.dot(a)))
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The dot product of two vectors of one length."""
     _operands(a, b, "dot")
@@ -97,20 +116,22 @@ def dot(a: Tensor, b: Tensor) -> Tensor:
     return result(np.dot(a._data, b._data), node)
 
 
-def _bilinear_jvp(op: Any, inputs: tuple, tangents: tuple) -> Any:
-    """The forward-mode rule of a product `op(a, b)`: op(ta, b) + op(a, tb)."""
-    (a, b), (ta, tb) = inputs, tangents
-    first = None if ta is None else op(ta, b)
-    return first if tb is None else (op(a, tb) if first is None else first + op(a, tb))
-
-
 # -- mv ------------------------------------------------------------------------------------------------------
+def _mv_batched(self: Node, g: Any) -> tuple:
+    m, v = self.unpack_saved(True)
+    gm = g[:, :, None] * v if needs(self, 0) else None  # an outer product per row
+    gv = g @ m if needs(self, 1) else None  # m.T @ g, per row
+    return (gm, gv)
+
+
+@spec.node(
+    formula={"self": "grad.ger(vec)", "vec": "self.t().mv(grad)"},
+    saved={"self": SV.tensor(0), "vec": SV.tensor(1)},
+    jvp=_bilinear(lambda a, b: mv(a, b)), tangent="mv(self_t, vec_p) + mv(self_p, vec_t)", batched=_mv_batched,
+)
 class MvBackward0(Node):
     __slots__ = ()
-    saved_names = {"self": SV.tensor(0), "vec": SV.tensor(1)}
     raw_ok = True
-    batchable = True
-    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mv, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -122,13 +143,8 @@ class MvBackward0(Node):
             gv = m.T @ g if raw else mv(S.t(m), g)
         return (gm, gv)
 
-    def apply_batched(self, g: Any) -> tuple:
-        m, v = self.unpack_saved(True)
-        gm = g[:, :, None] * v if needs(self, 0) else None  # an outer product per row
-        gv = g @ m if needs(self, 1) else None  # m.T @ g, per row
-        return (gm, gv)
 
-
+@spec.op("mv", nodes=(MvBackward0,), sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.mv(a, b) + a.mv(b)))
 def mv(m: Tensor, v: Tensor) -> Tensor:
     """A matrix times a vector."""
     _operands(m, v, "mv")
@@ -143,12 +159,15 @@ def mv(m: Tensor, v: Tensor) -> Tensor:
 
 
 # -- mm ------------------------------------------------------------------------------------------------------
+@spec.node(
+    formula={"self": "grad.mm(mat2.t())", "mat2": "self.t().mm(grad)"},
+    saved={"mat2": SV.tensor(1), "self": SV.tensor(0)},
+    jvp=_bilinear(lambda a, b: mm(a, b)), tangent="at::mm(self_t, mat2_p) + at::mm(self_p, mat2_t)",
+    batched=spec.BROADCASTS,  # `g @ b.T` and `a.T @ g` broadcast over a leading batch dim
+)
 class MmBackward0(Node):
     __slots__ = ("column_major",)
-    batchable = True
-    saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
-    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(mm, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -171,6 +190,8 @@ def _column_major(d: np.ndarray) -> bool:
     return d.strides[0] == d.itemsize and d.strides[1] == d.shape[0] * d.itemsize
 
 
+@spec.op("mm", nodes=(MmBackward0,),
+         sample=spec.Sample(((2, 3), (3, 4)), lambda L, a, b: L.mm(a, b) + a.mm(b) + L.mm(b.t(), a.t()).t()))
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
     _operands(a, b, "mm")
@@ -190,12 +211,14 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 
 # -- bmm -----------------------------------------------------------------------------------------------------
+@spec.node(
+    formula={"self": "grad.bmm(mat2.transpose(1, 2))", "mat2": "self.transpose(1, 2).bmm(grad)"},
+    saved={"mat2": SV.tensor(1), "self": SV.tensor(0)},
+    jvp=_bilinear(lambda a, b: bmm(a, b)), tangent="self_t.bmm(mat2_p) + self_p.bmm(mat2_t)", batched=spec.BROADCASTS,
+)
 class BmmBackward0(Node):
     __slots__ = ()
-    batchable = True
-    saved_names = {"mat2": SV.tensor(1), "self": SV.tensor(0)}
     raw_ok = True
-    jvp = staticmethod(lambda inputs, out, tangents: _bilinear_jvp(bmm, inputs, tangents))
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -211,6 +234,7 @@ class BmmBackward0(Node):
         )
 
 
+@spec.op("bmm", nodes=(BmmBackward0,), sample=spec.Sample(((2, 3, 4), (2, 4, 2)), lambda L, a, b: L.bmm(a, b)))
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Matrix products of two batches of matrices of the same batch size."""
     _operands(a, b, "bmm")
@@ -226,14 +250,18 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 
 
 # -- outer ---------------------------------------------------------------------------------------------------
+@spec.op("outer", aliases=("ger",), sample=spec.Sample(((3,), (2,)), lambda L, a, b: L.outer(a, b) + L.ger(a, b)))
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two vectors: PyTorch computes it as a column times a row (MulBackward0)."""
     _operands(a, b, "outer")
     _dims(a, b, "outer", 1, 1)
-    return A.mul(S.reshape(a, (a._data.shape[0], 1)), b)
+    return mul(S.reshape(a, (a._data.shape[0], 1)), b)
 
 
 # -- matmul --------------------------------------------------------------------------------------------------
+@spec.op("matmul", vmap=spec.rule("matmul_rule"),
+         sample=spec.Sample(((2, 3, 4), (4,)), lambda L, a, b: L.matmul(a, b) + (a @ a.transpose(1, 2)).sum(0)[0]
+                            + (b @ a[0].t()).sum() + (a[1] @ b)[0]))
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """The matrix product with NumPy's (and PyTorch's) rules for vectors and batches."""
     if type(a) is Tensor and type(b) is Tensor and a._data.ndim == 2 and b._data.ndim == 2:
@@ -286,8 +314,6 @@ def _folded(a: Tensor, b: Tensor) -> Tensor:
         out = S.mT(out)
         if out._data.flags.c_contiguous:
             return out
-        from .basic import clone
-
         return clone(out)  # PyTorch's `.contiguous()` of the transposed result
     return S.unsafe_view(mv(folded, t2), out_shape)
 
@@ -313,11 +339,11 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
     count = math.prod(batch)
     if m1 != m2:
         raise _batch_mismatch(count, m1, (count, m2))
-    a3 = S.reshape(S.expand(a, batch + (n, m1)), (count, n, m1))
+    a3 = S.reshape(expand(a, batch + (n, m1)), (count, n, m1))
     if db == 1:
-        b3 = S.unsqueeze(S.reshape(S.expand(b, batch + (m2,)), (count, m2)), 2)
+        b3 = S.unsqueeze(S.reshape(expand(b, batch + (m2,)), (count, m2)), 2)
     else:
-        b3 = S.reshape(S.expand(b, batch + (m2, p)), (count, m2, p))
+        b3 = S.reshape(expand(b, batch + (m2, p)), (count, m2, p))
     out = bmm(a3, b3)
     if db == 1:
         out = S.squeeze(out, -1)
@@ -338,15 +364,5 @@ def _rmatmul_operator(a: Tensor, b: Any) -> Any:
     return matmul(b, a)
 
 
-METHODS = {
-    "__matmul__": _matmul_operator,
-    "__rmatmul__": _rmatmul_operator,
-    "matmul": matmul,
-    "mm": mm,
-    "mv": mv,
-    "dot": dot,
-    "bmm": bmm,
-    "outer": outer,
-    "ger": outer,
-}
-FUNCTIONS = {"matmul": matmul, "mm": mm, "mv": mv, "dot": dot, "bmm": bmm, "outer": outer, "ger": outer}
+# the operators; the named functions and methods are the specs'
+METHODS = {"__matmul__": _matmul_operator, "__rmatmul__": _rmatmul_operator}

@@ -16,14 +16,17 @@ from typing import Any
 
 import numpy as np
 
+from .. import forward_ad, spec
+from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor
-from . import arithmetic as A
-from . import elementwise as E
 from . import reductions as R
-from . import shape as S
+from .arithmetic import pow, rsub
+from .binary import add_scalar, div_scalar, mul_scalar, plus
 from .core import needs, record, result
-from .nn import div_scalar
+from .elementwise import softplus
+from .sums import expand, sum
+from .unary import _sigmoid, abs, log, log1p, sigmoid
 
 _REDUCTIONS = ("none", "mean", "sum")
 _EPS = 1e-12  # PyTorch's EPSILON in the binary cross entropy's gradients
@@ -55,12 +58,29 @@ def reduction_of(fn: str, reduction: str, size_average: Any = None, reduce: Any 
     return reduction
 
 
+# PyTorch keeps a loss's reduction as its enum: `grad_fn._saved_reduction` is 1 for 'mean'
+_REDUCTION = SV.field("reduction", {"none": 0, "mean": 1, "sum": 2}.get)
+
+
+def loss_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    """The forward rule of a loss over elements: each element's derivatives, read off the backward formula
+    applied to ones (PyTorch's `apply_loss_reduction(d/dself * self_t + d/dtarget * target_t, reduction)`)."""
+    grads = forward_ad.partials(node, tangents, Tensor._make(np.ones(out._data.shape, out._data.dtype), False, None))
+    total = None
+    for g, t in zip(grads, tangents, strict=False):
+        if g is not None and t is not None:
+            total = plus(total, g * t)
+    if total is None:
+        return None
+    return total if node.reduction == "none" else sum(total)
+
+
 def _reduce(loss: Tensor, reduction: str) -> Tensor:
     """PyTorch's apply_loss_reduction."""
     if reduction == "mean":
         return R.mean(loss)
     if reduction == "sum":
-        return R.sum(loss)
+        return sum(loss)
     return loss
 
 
@@ -81,7 +101,7 @@ def _broadcast_pair(fn: str, x: Tensor, t: Tensor) -> tuple[Tensor, Tensor]:
         raise RuntimeError(
             f"{fn}(): the input's shape {list(xs)} and the target's {list(ts)} do not broadcast"
         ) from None
-    return (x if xs == shape else S.expand(x, shape)), (t if ts == shape else S.expand(t, shape))
+    return (x if xs == shape else expand(x, shape)), (t if ts == shape else expand(t, shape))
 
 
 def _weighted(fn: str, errors: Tensor, weight: Tensor, x: Tensor, reduction: str) -> Tensor:
@@ -94,11 +114,18 @@ def _weighted(fn: str, errors: Tensor, weight: Tensor, x: Tensor, reduction: str
     if reduction == "none":
         return weighted
     if reduction == "sum":
-        return R.sum(weighted)
-    return R.sum(weighted) / R.sum(weight)
+        return sum(weighted)
+    return sum(weighted) / sum(weight)
 
 
 # -- mse_loss --------------------------------------------------------------------------------------------------
+@spec.node(
+    formula={"self": "mse_loss_backward(grad, self, target, reduction)",
+             "target": "mse_loss_backward(grad, target, self, reduction)"},
+    saved={"reduction": _REDUCTION, "self": SV.tensor(0), "target": SV.tensor(1)},
+    jvp=loss_jvp, tangent="apply_loss_reduction(mse_loss_backward(self_t, self_p, target_p, none) + "
+    "mse_loss_backward(target_t, target_p, self_p, none), reduction)",
+)
 class MseLossBackward0(Node):
     __slots__ = ("reduction",)
     raw_ok = True
@@ -115,6 +142,25 @@ class MseLossBackward0(Node):
         return (gx, gt)
 
 
+def _mse_backward_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    # linear in grad; in self and target, 2 grad (1/n for 'mean') times their tangents' difference
+    (g, x, t), (tg, tx, tt) = inputs, tangents
+    first = None if tg is None else mse_loss_backward(tg, x, t, node.reduction)
+    diff = plus(tx, None if tt is None else -tt)
+    if diff is None:
+        return first
+    norm = 2.0 / x._data.size if node.reduction == "mean" else 2.0
+    return plus(first, mul_scalar(diff * g, norm))
+
+
+@spec.node(
+    formula={"grad_output": "mse_loss_double_backward_grad_output(grad, grad_output, self, target, reduction)",
+             "self": "mse_loss_double_backward(grad * grad_output, self, reduction)",
+             "target": "-mse_loss_double_backward(grad * grad_output, target, reduction)"},
+    saved={"grad_output": SV.tensor(0), "reduction": _REDUCTION, "self": SV.tensor(1), "target": SV.tensor(2)},
+    jvp=_mse_backward_jvp, tangent="mse_loss_backward(grad_output_t, self_p, target_p, reduction) + "
+    "2 * grad_output_p * (self_t - target_t) / (n if reduction is mean)",
+)
 class MseLossBackwardBackward0(Node):
     __slots__ = ("reduction",)
 
@@ -125,10 +171,10 @@ class MseLossBackwardBackward0(Node):
         if needs(self, 0):
             d_g = mse_loss_backward(gg, x, t, "none")
             if reduction != "none":
-                d_g = R.sum(d_g)
+                d_g = sum(d_g)
                 d_g = div_scalar(d_g, x._data.size) if reduction == "mean" else d_g
         if needs(self, 1) or needs(self, 2):
-            second = A.mul_scalar(gg * g, 2.0)
+            second = mul_scalar(gg * g, 2.0)
             if reduction == "mean":
                 second = div_scalar(second, x._data.size)
             d_x = second if needs(self, 1) else None
@@ -147,6 +193,10 @@ def mse_loss_backward(g: Tensor, x: Tensor, t: Tensor, reduction: str) -> Tensor
     return result(np.asarray(data), node)
 
 
+@spec.op("mse_loss", nodes=(MseLossBackward0,), top_level=False, method=False,
+         sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.nn.functional.mse_loss(a, b)
+                            + L.nn.functional.mse_loss(a, b, reduction="sum")
+                            + L.nn.functional.mse_loss(a, b, reduction="none")))
 def mse_loss(
     input: Tensor,  # noqa: A002 - PyTorch's names
     target: Tensor,
@@ -160,7 +210,7 @@ def mse_loss(
     reduction = reduction_of("mse_loss", reduction, size_average, reduce)
     x, t = _broadcast_pair("mse_loss", x, t)
     if weight is not None:
-        return _weighted("mse_loss", A.pow(x - t, 2), _tensor(weight, "mse_loss", "weight"), x, reduction)
+        return _weighted("mse_loss", pow(x - t, 2), _tensor(weight, "mse_loss", "weight"), x, reduction)
     diff = x._data - t._data
     sq = diff * diff
     data = sq if reduction == "none" else sq.mean() if reduction == "mean" else sq.sum()
@@ -172,6 +222,9 @@ def mse_loss(
 
 
 # -- l1_loss ---------------------------------------------------------------------------------------------------
+@spec.op("l1_loss", top_level=False, method=False,
+         sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.nn.functional.l1_loss(a, b)
+                            + L.nn.functional.l1_loss(a, b, reduction="none")))
 def l1_loss(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -184,7 +237,7 @@ def l1_loss(
     x, t = _tensor(input, "l1_loss", "input"), _tensor(target, "l1_loss", "target")
     reduction = reduction_of("l1_loss", reduction, size_average, reduce)
     x, t = _broadcast_pair("l1_loss", x, t)
-    errors = E.abs(x - t)
+    errors = abs(x - t)
     if weight is not None:
         return _weighted("l1_loss", errors, _tensor(weight, "l1_loss", "weight"), x, reduction)
     return _reduce(errors, reduction)
@@ -198,6 +251,13 @@ def _finish(grad: Any, w: Any, reduction: str, n: int) -> Any:
     return div_scalar(grad, n) if reduction == "mean" else grad  # div_scalar divides bare arrays too
 
 
+@spec.node(
+    formula={"self": "binary_cross_entropy_backward(grad, self, target, weight, reduction)",
+             "target": "binary_cross_entropy_target_backward(grad, self, target, weight, reduction)"},
+    saved={"reduction": _REDUCTION, "self": SV.tensor(0), "target": SV.tensor(1), "weight": SV.tensor(2)},
+    jvp=loss_jvp, tangent="apply_loss_reduction(binary_cross_entropy_backward(self_t, self_p, target_p, weight, "
+    "none) + binary_cross_entropy_target_backward(target_t, self_p, target_p, weight, none), reduction)",
+)
 class BinaryCrossEntropyBackward0(Node):
     __slots__ = ("reduction",)
     raw_ok = True
@@ -218,25 +278,36 @@ class BinaryCrossEntropyBackward0(Node):
         if needs(self, 0):
             gx = bce_backward(g, x, t, w, reduction)
         if needs(self, 1):
-            gt = _finish(-(E.log(x) - E.log1p(-x)) * g, w, reduction, n)
+            gt = _finish(-(log(x) - log1p(-x)) * g, w, reduction, n)
         return (gx, gt)
 
 
+@spec.node(
+    formula={"grad_output": "binary_cross_entropy_double_backward_grad_output(grad, self, target, weight, reduction)",
+             "self": "binary_cross_entropy_double_backward(grad_output, grad, self, target, weight, reduction)",
+             "target": "binary_cross_entropy_double_backward_target(grad, grad_output, self, target, weight, "
+             "reduction)"},
+    saved={"grad_output": SV.tensor(0), "reduction": _REDUCTION, "self": SV.tensor(1), "target": SV.tensor(2),
+           "weight": SV.tensor(3)},
+    # a second-order node (reached by a create_graph gradient): its tangent is the transpose of its own three
+    # differentiable formulas, which the double-vjp takes exactly
+    jvp=forward_ad.double_vjp,
+)
 class BinaryCrossEntropyBackwardBackward0(Node):
     __slots__ = ("reduction",)
 
     def apply(self, gg: Tensor) -> tuple:
         g, x, t, w = self.saved_tensors
         reduction, n = self.reduction, x._data.size
-        x_eps = A.add_scalar(x, _EPS)
-        one_m_x_eps = A.add_scalar(A.rsub(x, 1.0), _EPS)
+        x_eps = add_scalar(x, _EPS)
+        one_m_x_eps = add_scalar(rsub(x, 1.0), _EPS)
         d_g = d_x = d_t = None
         if needs(self, 0):
             d_g = _finish((x - t) / (x_eps * one_m_x_eps) * gg, w, "none", n)
             if reduction != "none":
-                d_g = _finish(R.sum(d_g), None, reduction, n)
+                d_g = _finish(sum(d_g), None, reduction, n)
         if needs(self, 1):
-            num = x * x - A.mul_scalar(x * t, 2.0) + t
+            num = x * x - mul_scalar(x * t, 2.0) + t
             d_x = _finish(num / (x_eps**2.0 * one_m_x_eps**2.0) * (gg * g), w, reduction, n)
         if needs(self, 2):
             d_t = _finish(-(gg * g) / (x_eps * one_m_x_eps), w, reduction, n)
@@ -265,6 +336,10 @@ def _no_grad_weight(fn: str, name: str, w: Tensor | None) -> None:
         )
 
 
+@spec.op("binary_cross_entropy", nodes=(BinaryCrossEntropyBackward0,), top_level=False, method=False,
+         sample=spec.Sample(((2, 3), (2, 3), (2, 3)), lambda L, a, b, w: L.nn.functional.binary_cross_entropy(a, b)
+                            + L.nn.functional.binary_cross_entropy(a, b, weight=w.detach(), reduction="sum"),
+                            spec.PROBABILITY))
 def binary_cross_entropy(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -307,6 +382,15 @@ def _log_sigmoid_np(x: np.ndarray) -> np.ndarray:
     return np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x)))
 
 
+@spec.node(
+    formula={"self": "binary_cross_entropy_with_logits_backward(grad, self, target, weight, pos_weight, reduction)",
+             "target": "binary_cross_entropy_with_logits_target_backward(grad, self, target, weight, pos_weight, "
+             "reduction)"},
+    saved={"pos_weight": SV.tensor(3), "reduction": _REDUCTION, "self": SV.tensor(0), "target": SV.tensor(1),
+           "weight": SV.tensor(2)},
+    jvp=loss_jvp, tangent="binary_cross_entropy_with_logits_jvp(self_t, self_p, target_t, target_p, weight, "
+    "pos_weight, reduction)",
+)
 class BinaryCrossEntropyWithLogitsBackward0(Node):
     """PyTorch's composite gradients, recorded as elementary operations under create_graph."""
 
@@ -318,25 +402,29 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
         x, t, w, pw = self.unpack_saved(raw)
         reduction = self.reduction
         n = np.size(x) if raw else x._data.size
-        sig = E._sigmoid if raw else E.sigmoid
+        sig = _sigmoid if raw else sigmoid
         gx = gt = None
         if needs(self, 0):
             if pw is None:
                 gi = sig(x) - t
             else:
                 tp = pw * t
-                gi = ((tp + 1.0) - t) * sig(x) - tp
+                gi = (add_scalar(tp, 1.0) - t) * sig(x) - tp
             gx = _finish(gi * g, w, reduction, n)
         if needs(self, 1):
             if pw is None:
                 gt = -x * g
             else:
-                log_sig = _log_sigmoid_np if raw else (lambda v: -E.softplus(-v))
+                log_sig = _log_sigmoid_np if raw else (lambda v: -softplus(-v))
                 gt = (log_sig(-x) - log_sig(x) * pw) * g
             gt = _finish(gt, w, reduction, n)
         return (gx, gt)
 
 
+@spec.op("binary_cross_entropy_with_logits", nodes=(BinaryCrossEntropyWithLogitsBackward0,), method=False,
+         sample=spec.Sample(((4,), (4,), (4,)), lambda L, a, t, w: L.nn.functional.binary_cross_entropy_with_logits(
+             a, (t + 1.0) / 2.0) + L.nn.functional.binary_cross_entropy_with_logits(
+             a, (t + 1.0) / 2.0, pos_weight=w.detach().abs(), reduction="none").sum(), spec.UNIT))
 def binary_cross_entropy_with_logits(
     input: Tensor,  # noqa: A002
     target: Tensor,
@@ -373,9 +461,5 @@ def binary_cross_entropy_with_logits(
     return result(np.asarray(data, dtype=xd.dtype), node)
 
 
-LOSSES = {
-    "mse_loss": mse_loss, "l1_loss": l1_loss, "binary_cross_entropy": binary_cross_entropy,
-    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
-}
-# PyTorch has only this one of them in its top-level namespace; all are in gradcalc.nn.functional
-FUNCTIONS = {"binary_cross_entropy_with_logits": binary_cross_entropy_with_logits}
+# PyTorch has only binary_cross_entropy_with_logits of them in its top-level namespace (its spec says so); all
+# are in gradcalc.nn.functional

@@ -16,13 +16,17 @@ from typing import Any
 import numpy as np
 
 from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor, is_parameter, mark_parameter
-from . import arithmetic as A
-from . import elementwise as E
 from . import linalg as L
 from . import shape as S
+from .arithmetic import rsub, sub
+from .binary import add_scalar, mul_scalar, plus
 from .core import needs, record, result
+from .inplace import apply_inplace
+from .sums import sum_to
+from .unary import _erf, _sigmoid, cosh, exp, reciprocal, sigmoid, tanh
 
 
 def _tensor_arg(x: Any, fn: str, name: str) -> Tensor:
@@ -35,47 +39,32 @@ def _const(a: Any) -> Tensor:
     return Tensor._make(np.asarray(a), False, None)
 
 
-# -- division by a number, as PyTorch's formulas record it ----------------------------------------------------
-class DivBackward1(A._Binary):
-    """tensor / number as PyTorch's own formulas make it (its Scalar overload): one edge, nothing saved."""
-
-    __slots__ = ()
-    number_edge = False
-
-    def apply(self, g: Any) -> tuple:
-        return (div_scalar(g, self.other),)
-
-    @staticmethod
-    def jvp(a: Any, b: Any, out: Tensor, ta: Any, tb: Any, other: Any) -> Any:
-        return None if ta is None else div_scalar(ta, other)
-
-
-def div_scalar(a: Any, s: float) -> Any:
-    """`a / s` inside a formula: recorded as DivBackward1, as PyTorch records it there."""
-    if type(a) is not Tensor:
-        return a / s
-    return A._binary(DivBackward1, a, s, np.asarray(a._data / s), None, s)
-
-
 # -- addmm ---------------------------------------------------------------------------------------------------
+def _addmm_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    """beta * t_input + alpha * (t_mat1 @ mat2 + mat1 @ t_mat2) (the inputs, not what backward saved)."""
+    (_, a, b), (ti, ta, tb) = inputs, tangents
+    product = plus(None if ta is None else L.mm(ta, b), None if tb is None else L.mm(a, tb))
+    if product is not None and node.alpha != 1:
+        product = mul_scalar(product, node.alpha)
+    if ti is None or node.beta == 0:
+        return product
+    ti = ti if node.beta == 1 else mul_scalar(ti, node.beta)
+    return ti if product is None else product + ti
+
+
+@spec.node(
+    formula={"self": "maybe_multiply(grad, beta)", "mat1": "mm_mat1_backward(grad, mat2, alpha)",
+             "mat2": "mm_mat2_backward(grad, mat1, alpha)"},
+    # PyTorch's names, in its pack order (mat2 is in mat1's formula first); its sym_sizes/strides are not kept
+    saved={"mat2": SV.tensor(1), "mat1": SV.tensor(0), "alpha": SV.field("alpha"), "beta": SV.field("beta")},
+    jvp=_addmm_jvp, tangent="maybe_multiply(self_t, beta) + maybe_multiply(mat1_t.mm(mat2_p), alpha) + "
+    "maybe_multiply(mat1_p.mm(mat2_t), alpha)",
+)
 class AddmmBackward0(Node):
     """beta * input + alpha * (mat1 @ mat2): PyTorch's formulas, the layout rule of MmBackward0 included."""
 
     __slots__ = ("in_shape", "column_major", "alpha", "beta")
     raw_ok = True
-    # PyTorch's names, in its pack order (mat2 is in mat1's formula first); its sym_sizes/strides are not kept
-    saved_names = {"mat2": SV.tensor(1), "mat1": SV.tensor(0), "alpha": SV.field("alpha"), "beta": SV.field("beta")}
-
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        """beta * t_input + alpha * (t_mat1 @ mat2 + mat1 @ t_mat2) (the inputs, not what backward saved)."""
-        (_, a, b), (ti, ta, tb) = inputs, tangents
-        product = L._bilinear_jvp(L.mm, (a, b), (ta, tb))
-        if product is not None and self.alpha != 1:
-            product = A.mul_scalar(product, self.alpha)
-        if ti is None or self.beta == 0:
-            return product
-        ti = ti if self.beta == 1 else A.mul_scalar(ti, self.beta)
-        return ti if product is None else product + ti
 
     def apply(self, g: Any) -> tuple:
         raw = type(g) is not Tensor
@@ -83,7 +72,7 @@ class AddmmBackward0(Node):
         alpha, beta = self.alpha, self.beta
         gi = ga = gb = None
         if needs(self, 0):
-            gi = A.sum_to(g if beta == 1 else A.mul_scalar(g, beta), self.in_shape)
+            gi = sum_to(g if beta == 1 else mul_scalar(g, beta), self.in_shape)
         if raw:
             if needs(self, 1):
                 ga = g @ b.T if alpha == 1 else (g @ b.T) * alpha
@@ -93,13 +82,16 @@ class AddmmBackward0(Node):
         ca, cb = self.column_major
         if needs(self, 1):
             ga = S.t(L.mm(b, S.t(g))) if ca else L.mm(g, S.t(b))
-            ga = ga if alpha == 1 else A.mul_scalar(ga, alpha)
+            ga = ga if alpha == 1 else mul_scalar(ga, alpha)
         if needs(self, 2):
             gb = S.t(L.mm(S.t(g), a)) if cb else L.mm(S.t(a), g)
-            gb = gb if alpha == 1 else A.mul_scalar(gb, alpha)
+            gb = gb if alpha == 1 else mul_scalar(gb, alpha)
         return (gi, ga, gb)
 
 
+@spec.op("addmm", nodes=(AddmmBackward0,),
+         sample=spec.Sample(((3,), (2, 4), (4, 3)), lambda L, b, x, w: L.addmm(b, x, w) + L.addmm(
+             b, x, w, beta=0.5, alpha=2.0) + b.addmm(x, w)))
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:  # noqa: A002
     """beta * input + alpha * (mat1 @ mat2), with `input` broadcast to the product's shape (one node)."""
     if type(input) is not Tensor or type(mat1) is not Tensor or type(mat2) is not Tensor:
@@ -138,6 +130,9 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: 
 
 
 # -- linear --------------------------------------------------------------------------------------------------
+@spec.op("linear", top_level=False, method=False,
+         sample=spec.Sample(((2, 3), (4, 3), (4,)), lambda L, x, w, b: L.nn.functional.linear(x, w, b)
+                            + L.nn.functional.linear(x, w).sum() + L.nn.functional.linear(x.unsqueeze(0), w, b)[0]))
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """input @ weight.T + bias: the layer `y = x Wᵀ + b` over the last dimension of `input`."""
     x = _tensor_arg(input, "linear", "input")
@@ -180,7 +175,7 @@ def _gelu_np(x: np.ndarray, approximate: str) -> np.ndarray:
     if approximate == "tanh":
         inner = _TANH_BETA * (x + _KAPPA * x * x * x)
         return 0.5 * x * (1.0 + np.tanh(inner))
-    return x * 0.5 * (1.0 + E._erf(x * _SQRT1_2))
+    return x * 0.5 * (1.0 + _erf(x * _SQRT1_2))
 
 
 def _gelu_grad_np(x: np.ndarray, approximate: str) -> np.ndarray:
@@ -192,11 +187,17 @@ def _gelu_grad_np(x: np.ndarray, approximate: str) -> np.ndarray:
         left_derivative = 0.5 * (1.0 + th)
         right_derivative = 0.5 * x * (1.0 - th * th) * _TANH_BETA * (1.0 + 3.0 * _KAPPA * x_sq)
         return left_derivative + right_derivative
-    cdf = 0.5 * (1.0 + E._erf(x * _SQRT1_2))
+    cdf = 0.5 * (1.0 + _erf(x * _SQRT1_2))
     pdf = _INV_SQRT_2PI * np.exp(-0.5 * x * x)
     return cdf + x * pdf
 
 
+@spec.node(
+    formula={"self": "gelu_backward(grad, self, approximate)"},
+    saved={"approximate": SV.field("approximate"), "self": SV.tensor(0)},
+    jvp=lambda node, inputs, out, tangents: gelu_backward(tangents[0], inputs[0], node.approximate),
+    tangent="gelu_backward(self_t, self_p, approximate)",
+)
 class GeluBackward0(Node):
     __slots__ = ("approximate",)
     raw_ok = True
@@ -209,6 +210,19 @@ class GeluBackward0(Node):
         return (gelu_backward(g, x, self.approximate),)
 
 
+def _gelu_backward_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    (g, x), (tg, tx) = inputs, tangents
+    first = None if tg is None else gelu_backward(tg, x, node.approximate)
+    return plus(first, None if tx is None else tx * g * _gelu_second(x, node.approximate))
+
+
+@spec.node(
+    formula={"grad_output": "gelu_backward(grad, self, approximate)",
+             "self": "gelu_double_backward(grad, grad_output, self, approximate)"},
+    saved={"approximate": SV.field("approximate"), "grad_output": SV.tensor(0), "self": SV.tensor(1)},
+    jvp=_gelu_backward_jvp, tangent="gelu_backward(grad_output_t, self_p, approximate) + "
+    "gelu_double_backward(self_t, grad_output_p, self_p, approximate)",
+)
 class GeluBackwardBackward0(Node):
     """The node of gelu's gradient under create_graph: edges to the incoming gradient and to x, with
     PyTorch's gelu_double_backward for x."""
@@ -225,21 +239,21 @@ class GeluBackwardBackward0(Node):
 def _gelu_second(x: Tensor, approximate: str) -> Tensor:
     """d² gelu / dx², written with differentiable operations (PyTorch's gelu_double_backward)."""
     if approximate == "tanh":
-        inner = A.mul_scalar(x + A.mul_scalar(x**3.0, _KAPPA), _TANH_BETA)
-        th = E.tanh(inner)
-        sech = E.reciprocal(E.cosh(inner))
-        f = A.mul_scalar(x, 0.5)
-        gg = A.rsub(th * th, 1.0)
-        h = A.mul_scalar(A.add_scalar(A.mul_scalar(x * x, 3.0 * _KAPPA), 1.0), _TANH_BETA)
-        f_prime_gh = A.mul_scalar(gg, 0.5) * h
-        g_prime = A.mul_scalar(sech, 2.0) * (-sech * th) * h
+        inner = mul_scalar(x + mul_scalar(x**3.0, _KAPPA), _TANH_BETA)
+        th = tanh(inner)
+        sech = reciprocal(cosh(inner))
+        f = mul_scalar(x, 0.5)
+        gg = rsub(th * th, 1.0)
+        h = mul_scalar(add_scalar(mul_scalar(x * x, 3.0 * _KAPPA), 1.0), _TANH_BETA)
+        f_prime_gh = mul_scalar(gg, 0.5) * h
+        g_prime = mul_scalar(sech, 2.0) * (-sech * th) * h
         g_prime_fh = f * h * g_prime
-        h_prime = A.mul_scalar(x, 6.0 * _KAPPA * _TANH_BETA)
+        h_prime = mul_scalar(x, 6.0 * _KAPPA * _TANH_BETA)
         h_prime_fg = f * gg * h_prime
         return f_prime_gh + f_prime_gh + g_prime_fh + h_prime_fg
     x_sq = x * x
-    pdf = A.mul_scalar(E.exp(A.mul_scalar(x_sq, -0.5)), _INV_SQRT_2PI)
-    return A.mul_scalar(pdf, 2.0) - x_sq * pdf
+    pdf = mul_scalar(exp(mul_scalar(x_sq, -0.5)), _INV_SQRT_2PI)
+    return mul_scalar(pdf, 2.0) - x_sq * pdf
 
 
 def gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
@@ -252,6 +266,9 @@ def gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
     return result(np.asarray(data, dtype=x._data.dtype), node)
 
 
+@spec.op("gelu", nodes=(GeluBackward0,), top_level=False, method=False,
+         sample=spec.Sample(((5,),), lambda L, a: L.nn.functional.gelu(a)
+                            + L.nn.functional.gelu(a, approximate="tanh")))
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
     """The Gaussian error linear unit x·Φ(x); approximate='tanh' uses PyTorch's tanh approximation."""
     x = _tensor_arg(input, "gelu", "input")
@@ -268,6 +285,19 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
 
 
 # -- silu ----------------------------------------------------------------------------------------------------
+def _silu_derivative(x: Tensor) -> Tensor:
+    """d silu / dx = s (1 + x (1 - s)), s = sigmoid(x), with differentiable operations."""
+    s = sigmoid(x)
+    one = _const(np.ones((), dtype=x._data.dtype))
+    return s * add_scalar(x * sub(one, s), 1.0)
+
+
+@spec.node(
+    formula={"self": "grad * sigmoid(self) * (1 + self * (1 - sigmoid(self)))"},
+    saved={"self": SV.tensor(0)},
+    jvp=lambda node, inputs, out, tangents: tangents[0] * _silu_derivative(inputs[0]),
+    tangent="self_t * sigmoid(self_p) * (1 + self_p * (1 - sigmoid(self_p)))",
+)
 class SiluBackward0(Node):
     """x·sigmoid(x). A plain backward runs PyTorch's silu_backward kernel on arrays; under create_graph the
     gradient is its infinitely differentiable form, made of elementary operations as in PyTorch."""
@@ -279,23 +309,23 @@ class SiluBackward0(Node):
         raw = type(g) is not Tensor
         (x,) = self.unpack_saved(raw)
         if raw:
-            s = E._sigmoid(np.asarray(x))
+            s = _sigmoid(np.asarray(x))
             return (g * s * (1.0 + x * (1.0 - s)),)
-        s = E.sigmoid(x)
+        s = sigmoid(x)
         one = _const(np.ones((), dtype=x._data.dtype))
-        return (g * s * A.add_scalar(x * A.sub(one, s), 1.0),)
+        return (g * s * add_scalar(x * sub(one, s), 1.0),)
 
 
+@spec.op("silu", nodes=(SiluBackward0,), top_level=False, method=False,
+         sample=spec.Sample(((5,),), lambda L, a: L.nn.functional.silu(a)))
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """The sigmoid linear unit x·sigmoid(x) (also called swish)."""
     x = _tensor_arg(input, "silu", "input")
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"silu needs a floating-point tensor, not {x._data.dtype}: convert it with .double()")
     if inplace:
-        from .inplace import apply_inplace
-
         return apply_inplace(x, silu, "silu_")
-    data = x._data * E._sigmoid(x._data)
+    data = x._data * _sigmoid(x._data)
     node = record(SiluBackward0, x)
     if node is not None:
         node.save(x)
@@ -322,9 +352,5 @@ def deepcopy_tensor(self: Tensor, memo: dict) -> Tensor:
     return new
 
 
-# gelu and silu are not in PyTorch's top-level namespace: they are reached through gradcalc.nn.functional
-FUNCTIONS = {"addmm": addmm}
-METHODS = {
-    "addmm": lambda self, mat1, mat2, *, beta=1, alpha=1: addmm(self, mat1, mat2, beta=beta, alpha=alpha),
-    "__deepcopy__": deepcopy_tensor,
-}
+# gelu, silu and linear are not in PyTorch's top-level namespace: gradcalc.nn.functional has them
+METHODS = {"__deepcopy__": deepcopy_tensor}

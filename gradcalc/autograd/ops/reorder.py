@@ -1,8 +1,8 @@
 """Operations that move elements to other places: `sort`, `movedim`, `diag`, `index_add`.
 
 Their backward formulas are written with advanced indexing (`indexing.index`, `indexing.index_put_zeros`),
-which is differentiable, so each can be differentiated again (and carries tangents: forward mode gets its
-rules from the backward formulas, see forward_ad.py).
+which is differentiable, so each can be differentiated again; their forward rules are the same movements of the
+tangent.
 """
 
 from __future__ import annotations
@@ -11,28 +11,41 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Tensor
 from . import indexing as I
 from . import shape as S
+from .binary import mul_scalar
 from .core import needs, record, result
+from .inplace import apply_inplace
 from .reductions import _ValuesIndices, return_types
 
 
 # -- sort ----------------------------------------------------------------------------------------------------
+def _sort_indices(node: Node) -> Tensor:
+    """The indices along the sorted dim, as PyTorch saves them."""
+    return Tensor._make(np.asarray(node.index[node.dim] if node.index != () else np.zeros((), np.int64)), False, None)
+
+
+@spec.node(
+    formula={"self": "value_selecting_reduction_backward(grad, dim, indices, self.sizes(), true)"},
+    saved={"dim": SV.field("dim"), "indices": SV.Spec(_sort_indices, True),
+           "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: I.index(tangents[0], node.index) if node.index != () else tangents[0],
+    tangent="gather_with_keepdimed_indices(self_t, dim, indices, true)",
+)
 class SortBackward0(Node):
     """The gradient goes back to where each value came from."""
 
-    __slots__ = ("in_shape", "index")
+    __slots__ = ("in_shape", "index", "dim")
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
         if type(g) is Tensor:
             return (I.index_put_zeros(g, self.index, self.in_shape),)
         return (I._scatter_add(g, self.index, self.in_shape),)
-
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        return I.index(tangents[0], self.index) if self.index != () else tangents[0]
 
 
 return_types.sort = type("sort", (_ValuesIndices,), {"__slots__": (), "_name": "sort",  # type: ignore[attr-defined]
@@ -46,6 +59,8 @@ def _full_index(shape: tuple[int, ...], d: int, idx: np.ndarray) -> tuple[np.nda
     return tuple(grids)
 
 
+@spec.op("sort", nodes=(SortBackward0,),
+         sample=spec.Sample(((3, 4),), lambda L, a: L.sort(a, 1)[0] + a.sort(0, descending=True).values, spec.DISTINCT))
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """The values of `x` sorted along `dim` and the indices they came from (`(values, indices)`, as
     `torch.return_types.sort`). NaN sorts as the largest value, as in PyTorch."""
@@ -53,7 +68,7 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     if d.ndim == 0:
         node = record(SortBackward0, x)
         if node is not None:
-            node.in_shape, node.index = (), ()
+            node.in_shape, node.index, node.dim = (), (), 0
         return return_types.sort(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
     axis = S.dim_index(dim, d.ndim)
     key = d
@@ -65,11 +80,14 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
     index = _full_index(d.shape, axis, idx)
     node = record(SortBackward0, x)
     if node is not None:
-        node.in_shape, node.index = d.shape, index
+        node.in_shape, node.index, node.dim = d.shape, index, axis
     return return_types.sort(result(d[index], node), Tensor._make(idx.astype(np.int64), False, None))
 
 
 # -- movedim -------------------------------------------------------------------------------------------------
+@spec.op("movedim", aliases=("moveaxis",), vmap=spec.rule("movedim_rule"),
+         sample=spec.Sample(((2, 3, 4),), lambda L, a: L.movedim(a, 0, 2) + L.moveaxis(a, (0, 1), (1, 2)).permute(
+             2, 0, 1)))
 def movedim(x: Tensor, source: Any, destination: Any) -> Tensor:
     """`x` with dimensions `source` (an int or a tuple) moved to positions `destination`; the others keep
     their order (a view, recorded as PyTorch's permute)."""
@@ -103,30 +121,41 @@ def _diagonal_index(rows: int, cols: int, k: int) -> tuple[np.ndarray, np.ndarra
     return r + start_r, r + start_c
 
 
+# PyTorch's diag_embed keeps its dims as C++ int64 read back unsigned: -2 and -1 show as 2**64 - 2 and - 1
+@spec.node(
+    formula={"self": "grad.diagonal(offset, dim1, dim2)"},
+    saved={"dim1": SV.const(2**64 - 2), "dim2": SV.const(2**64 - 1), "offset": SV.field("offset", lambda k: k % 2**64)},
+    jvp=lambda node, inputs, out, tangents: I.index_put_zeros(tangents[0], node.index, out._data.shape),
+    tangent="self_t.diag_embed(offset, dim1, dim2)",
+)
 class DiagEmbedBackward0(Node):
     """diag of a vector: the gradient is the diagonal of the incoming one."""
 
-    __slots__ = ("index",)
+    __slots__ = ("index", "offset")
 
     def apply(self, g: Tensor) -> tuple:
         return (I.index(g, self.index),)
 
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        return I.index_put_zeros(tangents[0], self.index, out._data.shape)
 
-
+@spec.node(
+    formula={"self": "diagonal_backward(grad, self.sizes(), offset, dim1, dim2)"},
+    saved={"dim1": SV.const(0), "dim2": SV.const(1), "offset": SV.field("offset", lambda k: k % 2**64),
+           "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: I.index(tangents[0], node.index),
+    tangent="self_t.diagonal(offset, dim1, dim2)",
+)
 class DiagonalBackward0_copy(Node):  # noqa: N801 - PyTorch's name (its diag of a matrix is diagonal_copy)
     """diag of a matrix: the gradient goes back onto the diagonal."""
 
-    __slots__ = ("in_shape", "index")
+    __slots__ = ("in_shape", "index", "offset")
 
     def apply(self, g: Tensor) -> tuple:
         return (I.index_put_zeros(g, self.index, self.in_shape),)
 
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        return I.index(tangents[0], self.index)
 
-
+@spec.op("diag", nodes=(DiagEmbedBackward0, DiagonalBackward0_copy),
+         sample=spec.Sample(((3,),), lambda L, a: L.diag(a, 1)[:3, 1:] + L.diag(L.diag(a))
+                            + L.diag(L.outer(a, a), -1)[0]))
 def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     """A vector's square matrix with the vector on diagonal `diagonal`, or a matrix's diagonal `diagonal`
     as a vector (above the main one for positive, below for negative)."""
@@ -138,22 +167,43 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
         out[index] = d
         node = record(DiagEmbedBackward0, x)
         if node is not None:
-            node.index = index
+            node.index, node.offset = index, k
         return result(out, node)
     if d.ndim != 2:
         raise RuntimeError(f"diag: the input must be a vector or a matrix, not a tensor of {d.ndim} dimensions")
     index = _diagonal_index(d.shape[0], d.shape[1], k)
     node = record(DiagonalBackward0_copy, x)
     if node is not None:
-        node.in_shape, node.index = d.shape, index
+        node.in_shape, node.index, node.offset = d.shape, index, k
     return result(d[index].copy(), node)
 
 
 # -- index_add -----------------------------------------------------------------------------------------------
+def _index_add_index(node: Node) -> Tensor | None:
+    if node._next[1] is None:
+        return None
+    return Tensor._make(np.asarray(node.picker[-1]), False, None)
+
+
+def _index_add_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    tx, ts = tangents
+    added = None
+    if ts is not None:
+        added = I.index_put_zeros(ts * node.alpha if node.alpha != 1 else ts, node.picker, out._data.shape)
+    return added if tx is None else (tx if added is None else tx + added)
+
+
+@spec.node(
+    formula={"self": "grad", "source": "maybe_multiply(grad.index_select(dim, index), alpha)"},
+    # PyTorch saves the index and source for source's gradient only (None when source needs none)
+    saved={"alpha": SV.field("alpha"), "dim": SV.field("dim"), "index": SV.Spec(_index_add_index, True),
+           "source": SV.tensor(0), "source_dim": SV.field("source_dim")},
+    jvp=_index_add_jvp, tangent="self_t.index_add(dim, index, source_t, alpha)",
+)
 class IndexAddBackward0(Node):
     """x + source added at `index` along `dim`: x gets the gradient, source the rows it was added to."""
 
-    __slots__ = ("picker", "alpha")
+    __slots__ = ("picker", "alpha", "dim", "source_dim")
 
     def apply(self, g: Tensor) -> tuple:
         gx = g if needs(self, 0) else None
@@ -161,17 +211,13 @@ class IndexAddBackward0(Node):
         if needs(self, 1):
             gs = I.index(g, self.picker)
             if self.alpha != 1:
-                gs = gs * self.alpha
+                gs = mul_scalar(gs, self.alpha)
         return (gx, gs)
 
-    def jvp(self, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-        tx, ts = tangents
-        added = None
-        if ts is not None:
-            added = I.index_put_zeros(ts * self.alpha if self.alpha != 1 else ts, self.picker, out._data.shape)
-        return added if tx is None else (tx if added is None else tx + added)
 
-
+@spec.op("index_add", nodes=(IndexAddBackward0,),
+         sample=spec.Sample(((3, 2), (2, 2)), lambda L, a, s: L.index_add(a, 0, L.tensor([2, 2]), s, alpha=0.5)
+                            + (a * 1.0).index_add_(0, L.tensor([0, 2]), s)))
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """`x` with `alpha * source` added at the positions `index` (a 1-D integer tensor) along `dim`;
     repeated positions add up."""
@@ -193,23 +239,16 @@ def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any 
     np.add.at(out, picker if x._data.ndim else (), src * alpha if alpha != 1 else src)
     node = record(IndexAddBackward0, x, source)
     if node is not None:
-        node.picker, node.alpha = picker, alpha
+        node.picker, node.alpha, node.dim, node.source_dim = picker, alpha, d, src.ndim
+        if node._next[1] is not None:
+            node.save(source)
     return result(out, node)
 
 
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:
     """In-place `index_add`: adds `alpha * source` into this tensor at `index` along `dim`."""
-    from .inplace import apply_inplace
-
     return apply_inplace(self, lambda t: index_add(t, dim, index, source, alpha=alpha), "index_add_", source)
 
 
-METHODS = {
-    "index_add_": index_add_,
-    "sort": sort,
-    "movedim": movedim,
-    "moveaxis": movedim,
-    "diag": diag,
-    "index_add": index_add,
-}
-FUNCTIONS = {"sort": sort, "movedim": movedim, "moveaxis": movedim, "diag": diag, "index_add": index_add}
+# index_add_ keeps the tensor's dtype whatever the source's (not the specs' checked in-place form)
+METHODS = {"index_add_": index_add_}

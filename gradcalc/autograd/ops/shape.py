@@ -1,4 +1,4 @@
-"""Shape operations: views of the same data in another shape, and the joins and splits of tensors.
+"""Shape operations: views of the same data in another shape (the joins and splits of tensors are joins.py's).
 
 A view (reshape, transpose, select, ...) shares its input's memory and its version counter, as PyTorch's
 views do, so an in-place change through either is seen by both, and bumps both versions. Each backward
@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode
+from .. import forward_ad, grad_mode, spec
 from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor, Version
-from .core import record, register_view, result, result_dtype
+from .basic import clone
+from .core import record, register_view, result
 
 _ALL = slice(None)
 
@@ -65,19 +66,33 @@ def _prod(shape: Sequence[int]) -> int:
 
 
 # -- reshape and view ------------------------------------------------------------------------------------
+def _reshaped(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Tensor:
+    """The forward rule of every reshaping view: the tangent in the output's shape."""
+    return reshape(tangents[0], out._data.shape)
+
+
+def _batched_reshape(self: Node, g: Any) -> tuple:
+    return (g.reshape(g.shape[:1] + self.in_shape),)
+
+
+@spec.node(
+    formula={"self": "grad.reshape(self.sizes())"},
+    saved={"self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=_reshaped, tangent="self_t.view(size)", batched=_batched_reshape,
+)
 class ViewBackward0(Node):
     __slots__ = ("in_shape",)
-    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         return (reshape(g, self.in_shape) if _is_tensor(g) else g.reshape(self.in_shape),)
 
-    def apply_batched(self, g: Any) -> tuple:
-        return (g.reshape(g.shape[:1] + self.in_shape),)
 
-
+@spec.node(
+    formula={"self": "grad.reshape(self.sizes())"},
+    saved={"self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=_reshaped, tangent="_unsafe_view(self_t, size)", batched=_batched_reshape,
+)
 class UnsafeViewBackward0(ViewBackward0):
     """PyTorch's `_unsafe_view`: a reshape of a fresh result (the copy `reshape` makes, matmul's output)."""
 
@@ -112,6 +127,8 @@ def _no_copy_reshape(data: np.ndarray, target: tuple[int, ...]) -> np.ndarray | 
         return None
 
 
+@spec.op("view", nodes=(ViewBackward0,), top_level=False, vmap=spec.rule("reshaping", "view"),
+         sample=spec.Sample(((2, 3),), lambda L, a: a.view(3, 2) + a.view(-1).view(3, 2)))
 def view(x: Tensor, *shape: Any) -> Tensor:
     """The same memory in another shape (one dimension may be -1); an error when the strides forbid it."""
     target = _target_shape(x, shape)
@@ -127,13 +144,13 @@ def view(x: Tensor, *shape: Any) -> Tensor:
     return _view(data, x, node)
 
 
+@spec.op("reshape", nodes=(ViewBackward0, UnsafeViewBackward0), vmap=spec.rule("reshaping", "reshape"),
+         sample=spec.Sample(((2, 3),), lambda L, a: L.reshape(a, (3, 2)) + a.t().reshape(2, 3).t()))
 def reshape(x: Tensor, *shape: Any) -> Tensor:
     """The same elements in another shape: a view when the layout allows, else a copy."""
     target = _target_shape(x, shape)
     data = _no_copy_reshape(x._data, target)
     if data is None:
-        from .basic import clone
-
         return unsafe_view(clone(x), target)  # PyTorch's graph for a copying reshape
     node = record(ViewBackward0, x)
     if node is not None:
@@ -149,16 +166,22 @@ def unsafe_view(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return result(x._data.reshape(shape), node)
 
 
+@spec.op("view_as", nodes=(ViewBackward0,), top_level=False,
+         sample=spec.Sample(((2, 3), (3, 2)), lambda L, a, b: a.view_as(b)))
 def view_as(x: Tensor, other: Tensor) -> Tensor:
     """`x.view(other.shape)`."""
     return view(x, other._data.shape)
 
 
+@spec.op("reshape_as", nodes=(ViewBackward0,), top_level=False,
+         sample=spec.Sample(((2, 3), (3, 2)), lambda L, a, b: a.reshape_as(b)))
 def reshape_as(x: Tensor, other: Tensor) -> Tensor:
     """`x.reshape(other.shape)`."""
     return reshape(x, other._data.shape)
 
 
+@spec.op("flatten", nodes=(ViewBackward0,),
+         sample=spec.Sample(((2, 3, 2),), lambda L, a: L.flatten(a, 1) + L.flatten(a).view(2, 6)))
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Dimensions `start_dim` to `end_dim` (inclusive) merged into one."""
     shape = x._data.shape
@@ -173,12 +196,12 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 
 # -- squeeze, unsqueeze -------------------------------------------------------------------------------------
+@spec.base
 class _SqueezeNode(Node):
     """Backward of a squeeze: the removed dims (ascending) put back with unsqueeze."""
 
     __slots__ = ("in_shape", "removed")
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         if not _is_tensor(g):
@@ -187,36 +210,54 @@ class _SqueezeNode(Node):
             g = unsqueeze(g, d)
         return (g,)
 
-    def apply_batched(self, g: Any) -> tuple:
-        return (g.reshape(g.shape[:1] + self.in_shape),)
 
-
+@spec.node(
+    formula={"self": "unsqueeze_to(grad, self.sizes())"},
+    saved={"self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=_reshaped, tangent="self_t.squeeze()", batched=_batched_reshape,
+)
 class SqueezeBackward0(_SqueezeNode):
     """squeeze() of all size-1 dims."""
 
     __slots__ = ()
-    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
 
 
+@spec.node(
+    formula={"self": "unsqueeze_to(grad, dim, self.sizes())"},
+    saved={"dim": SV.field("removed", lambda r: r[0]), "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=_reshaped, tangent="self_t.squeeze(dim)", batched=_batched_reshape,
+)
 class SqueezeBackward1(_SqueezeNode):
     """squeeze(dim)."""
 
     __slots__ = ()
-    saved_names = {"dim": SV.field("removed", lambda r: r[0]), "self_sym_sizes": SV.field("in_shape", tuple)}
 
 
+@spec.node(
+    formula={"self": "unsqueeze_to(grad, dim, self.sizes())"},
+    saved={"dim": SV.field("removed", tuple), "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=_reshaped, tangent="self_t.squeeze(dim)", batched=_batched_reshape,
+)
 class SqueezeBackward2(_SqueezeNode):
     """squeeze((d0, d1, ...))."""
 
     __slots__ = ()
 
 
+@spec.node(
+    formula={"self": "unsqueeze_to(grad, dim, self.sizes())"},
+    saved={"dim": SV.field("removed", lambda r: r[0]), "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=_reshaped, tangent="self_t.squeeze(dim)", batched=_batched_reshape,
+)
 class SqueezeBackward4(_SqueezeNode):
     """squeeze_(dim), in place: what matmul of a vector by a matrix records last."""
 
     __slots__ = ()
 
 
+@spec.op("squeeze", nodes=(SqueezeBackward0, SqueezeBackward1, SqueezeBackward2), vmap=spec.rule("squeeze_rule"),
+         sample=spec.Sample(((2, 1, 3, 1),), lambda L, a: L.squeeze(a, 1).sum(-1) + a.squeeze()
+                            + a.squeeze((1, 3))))
 def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     """Remove dimensions of size 1: all of them, or those of `dim` (an int or a tuple) that have size 1."""
     shape = x._data.shape
@@ -234,19 +275,22 @@ def squeeze(x: Tensor, dim: Any = None) -> Tensor:
     return _view(data, x, node)
 
 
+@spec.node(
+    formula={"self": "grad.squeeze(dim)"},
+    saved={"dim": SV.field("dim")},
+    jvp=lambda node, inputs, out, tangents: unsqueeze(tangents[0], node.dim), tangent="self_t.unsqueeze(dim)",
+    batched=lambda self, g: (np.squeeze(g, axis=self.dim + 1),),
+)
 class UnsqueezeBackward0(Node):
     __slots__ = ("dim",)
-    saved_names = {"dim": SV.field("dim")}
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         return (squeeze(g, self.dim) if _is_tensor(g) else np.squeeze(g, axis=self.dim),)
 
-    def apply_batched(self, g: Any) -> tuple:
-        return (np.squeeze(g, axis=self.dim + 1),)
 
-
+@spec.op("unsqueeze", nodes=(UnsqueezeBackward0,), vmap=spec.rule("unsqueeze_rule"),
+         sample=spec.Sample(((2, 3),), lambda L, a: L.unsqueeze(a, 1) + a.unsqueeze(-1)))
 def unsqueeze(x: Tensor, dim: int) -> Tensor:
     """Insert a dimension of size 1 at `dim` (from -(ndim+1) to ndim)."""
     d = dim_index(dim, x._data.ndim + 1)
@@ -256,65 +300,24 @@ def unsqueeze(x: Tensor, dim: int) -> Tensor:
     return _view(np.expand_dims(x._data, d), x, node)
 
 
-# -- expand ------------------------------------------------------------------------------------------------
-class ExpandBackward0(Node):
-    __slots__ = ("in_shape",)
-    batchable = True
-    saved_names = {"self_sym_sizes": SV.field("in_shape", tuple)}
-    raw_ok = True
-
-    def apply(self, g: Any) -> tuple:
-        from .arithmetic import sum_to
-
-        return (sum_to(g, self.in_shape),)
-
-
-def expand(x: Tensor, *shape: Any) -> Tensor:
-    """Broadcast to a larger shape without copying (-1 keeps a dimension)."""
-    target = _shape_arg(shape)
-    lead = len(target) - x._data.ndim
-    if lead < 0:
-        raise RuntimeError(
-            f"expand: the target shape {list(target)} has fewer dimensions than the tensor "
-            f"({list(x._data.shape)})"
-        )
-    if any(n == -1 for n in target[:lead]):
-        raise RuntimeError(f"expand: -1 cannot stand for a new leading dimension in {list(target)}")
-    target = tuple(x._data.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(target))
-    try:
-        data = np.broadcast_to(x._data, target)
-    except ValueError:
-        raise RuntimeError(
-            f"cannot expand a tensor of shape {list(x._data.shape)} to {list(target)}: only dimensions "
-            "of size 1 can grow"
-        ) from None
-    node = record(ExpandBackward0, x)
-    if node is not None:
-        node.in_shape = x._data.shape
-    return _view(data, x, node)
-
-
-def expand_as(x: Tensor, other: Tensor) -> Tensor:
-    """`x.expand(other.shape)`."""
-    return expand(x, other._data.shape)
-
-
 # -- transposes ----------------------------------------------------------------------------------------------
+@spec.node(
+    formula={"self": "grad.transpose(dim0, dim1)"},
+    saved={"dim0": SV.field("dims", lambda d: d[0]), "dim1": SV.field("dims", lambda d: d[1])},
+    jvp=lambda node, inputs, out, tangents: transpose(tangents[0], *node.dims), tangent="self_t.transpose(dim0, dim1)",
+    batched=lambda self, g: (np.swapaxes(g, self.dims[0] + 1, self.dims[1] + 1),),
+)
 class TransposeBackward0(Node):
     __slots__ = ("dims",)
-    saved_names = {"dim0": SV.field("dims", lambda d: d[0]), "dim1": SV.field("dims", lambda d: d[1])}
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         d0, d1 = self.dims
         return (transpose(g, d0, d1) if _is_tensor(g) else np.swapaxes(g, d0, d1),)
 
-    def apply_batched(self, g: Any) -> tuple:
-        d0, d1 = self.dims
-        return (np.swapaxes(g, d0 + 1, d1 + 1),)
 
-
+@spec.op("transpose", aliases=("swapaxes", "swapdims"), nodes=(TransposeBackward0,),
+         sample=spec.Sample(((2, 3, 4),), lambda L, a: L.transpose(a, 0, 2) + L.swapaxes(a, 2, 0) + a.swapdims(0, -1)))
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
     nd = x._data.ndim
@@ -326,18 +329,20 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     return _view(data, x, node)
 
 
+@spec.node(
+    formula={"self": "grad.t()"},
+    jvp=lambda node, inputs, out, tangents: t(tangents[0]), tangent="self_t.t()",
+    batched=lambda self, g: (np.swapaxes(g, 1, 2) if g.ndim == 3 else g,),
+)
 class TBackward0(Node):
     __slots__ = ()
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         return (t(g) if _is_tensor(g) else g.T,)
 
-    def apply_batched(self, g: Any) -> tuple:
-        return (np.swapaxes(g, 1, 2) if g.ndim == 3 else g,)
 
-
+@spec.op("t", nodes=(TBackward0,), sample=spec.Sample(((2, 3),), lambda L, a: L.t(a) + a[:, 0].t()))
 def t(x: Tensor) -> Tensor:
     """The transpose of a matrix; a vector or a 0-d tensor comes back as it is (still a new view)."""
     if x._data.ndim > 2:
@@ -347,21 +352,28 @@ def t(x: Tensor) -> Tensor:
     return _view(x._data.T, x, record(TBackward0, x))
 
 
+def _batched_permute(self: Node, g: Any) -> tuple:
+    inverse = tuple(int(i) + 1 for i in np.argsort(self.dims))
+    return (np.transpose(g, (0, *inverse)),)
+
+
+@spec.node(
+    formula={"self": "permute_backwards(grad, dims)"},
+    saved={"dims": SV.field("dims", tuple)},
+    jvp=lambda node, inputs, out, tangents: permute(tangents[0], node.dims), tangent="self_t.permute(dims)",
+    batched=_batched_permute,
+)
 class PermuteBackward0(Node):
     __slots__ = ("dims",)
-    saved_names = {"dims": SV.field("dims", tuple)}
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         inverse = tuple(int(i) for i in np.argsort(self.dims))
         return (permute(g, inverse) if _is_tensor(g) else np.transpose(g, inverse),)
 
-    def apply_batched(self, g: Any) -> tuple:
-        inverse = tuple(int(i) + 1 for i in np.argsort(self.dims))
-        return (np.transpose(g, (0, *inverse)),)
 
-
+@spec.op("permute", nodes=(PermuteBackward0,),
+         sample=spec.Sample(((2, 3, 4),), lambda L, a: L.permute(a, (2, 0, 1)) + a.permute(2, 0, 1)))
 def permute(x: Tensor, *dims: Any) -> Tensor:
     """Reorder the dimensions (a view)."""
     nd = x._data.ndim
@@ -406,11 +418,21 @@ def H(x: Tensor) -> Tensor:
 
 
 # -- select, slice, alias: the views indexing is made of ----------------------------------------------------
+def _batched_select(self: Node, g: Any) -> tuple:
+    out = np.zeros(g.shape[:1] + self.in_shape, dtype=g.dtype)
+    out[(_ALL,) * (self.dim + 1) + (self.index,)] = g
+    return (out,)
+
+
+@spec.node(
+    formula={"self": "select_backward(grad, self.sizes(), dim, index)"},
+    saved={"dim": SV.field("dim"), "index": SV.field("index"), "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: select(tangents[0], node.dim, node.index),
+    tangent="self_t.select(dim, index)", batched=_batched_select,
+)
 class SelectBackward0(Node):
     __slots__ = ("in_shape", "dim", "index")
-    saved_names = {"dim": SV.field("dim"), "index": SV.field("index"), "self_sym_sizes": SV.field("in_shape", tuple)}
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         if _is_tensor(g):
@@ -419,12 +441,13 @@ class SelectBackward0(Node):
         out[(_ALL,) * self.dim + (self.index,)] = g
         return (out,)
 
-    def apply_batched(self, g: Any) -> tuple:
-        out = np.zeros(g.shape[:1] + self.in_shape, dtype=g.dtype)
-        out[(_ALL,) * (self.dim + 1) + (self.index,)] = g
-        return (out,)
 
-
+@spec.node(
+    formula={"grad_output": "grad.select(dim, index)"},
+    saved={"dim": SV.field("dim"), "index": SV.field("index")},
+    jvp=lambda node, inputs, out, tangents: select_backward(tangents[0], out._data.shape, node.dim, node.index),
+    tangent="select_backward(grad_output_t, input_sizes, dim, index)",
+)
 class SelectBackwardBackward0(Node):
     __slots__ = ("dim", "index")
 
@@ -442,6 +465,8 @@ def select_backward(g: Tensor, shape: tuple[int, ...], dim: int, index: int) -> 
     return result(out, node)
 
 
+@spec.op("select", nodes=(SelectBackward0,),
+         sample=spec.Sample(((2, 3),), lambda L, a: L.select(a, 1, 2) + a.select(0, -1)[:2]))
 def select(x: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, that dimension removed (a view)."""
     shape = x._data.shape
@@ -459,15 +484,25 @@ def select(x: Tensor, dim: int, index: int) -> Tensor:
     return _view(x._data[(_ALL,) * d + (i, Ellipsis)], x, node)
 
 
-class SliceBackward0(Node):
-    __slots__ = ("in_shape", "dim", "bounds")
-    saved_names = {
+def _batched_slice(self: Node, g: Any) -> tuple:
+    out = np.zeros(g.shape[:1] + self.in_shape, dtype=g.dtype)
+    out[(_ALL,) * (self.dim + 1) + (slice(*self.bounds),)] = g
+    return (out,)
+
+
+@spec.node(
+    formula={"self": "slice_backward_wrapper(grad, self.sizes(), dim, start, end, step)"},
+    saved={
         "dim": SV.field("dim"), "end": SV.field("bounds", lambda b: b[1]),
         "self_sym_sizes": SV.field("in_shape", tuple), "start": SV.field("bounds", lambda b: b[0]),
         "step": SV.field("bounds", lambda b: b[2]),
-    }
+    },
+    jvp=lambda node, inputs, out, tangents: slice_dim(tangents[0], node.dim, *node.bounds),
+    tangent="self_t.slice(dim, start, end, step)", batched=_batched_slice,
+)
+class SliceBackward0(Node):
+    __slots__ = ("in_shape", "dim", "bounds")
     raw_ok = True
-    batchable = True
 
     def apply(self, g: Any) -> tuple:
         if _is_tensor(g):
@@ -476,12 +511,16 @@ class SliceBackward0(Node):
         out[(_ALL,) * self.dim + (slice(*self.bounds),)] = g
         return (out,)
 
-    def apply_batched(self, g: Any) -> tuple:
-        out = np.zeros(g.shape[:1] + self.in_shape, dtype=g.dtype)
-        out[(_ALL,) * (self.dim + 1) + (slice(*self.bounds),)] = g
-        return (out,)
 
-
+@spec.node(
+    formula={"grad_output": "grad.slice(dim, start, end, step)"},
+    saved={
+        "dim": SV.field("dim"), "end": SV.field("bounds", lambda b: b[1]), "start": SV.field("bounds", lambda b: b[0]),
+        "step": SV.field("bounds", lambda b: b[2]),
+    },
+    jvp=lambda node, inputs, out, tangents: slice_backward(tangents[0], out._data.shape, node.dim, node.bounds),
+    tangent="slice_backward(grad_output_t, input_sizes, dim, start, end, step)",
+)
 class SliceBackwardBackward0(Node):
     __slots__ = ("dim", "bounds")
 
@@ -508,6 +547,8 @@ def slice_dim(x: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tens
     return _view(x._data[(_ALL,) * d + (slice(start, stop, step),)], x, node)
 
 
+@spec.op("narrow", nodes=(SliceBackward0,),
+         sample=spec.Sample(((4, 3),), lambda L, a: L.narrow(a, 0, 1, 2) + a.narrow(-2, -3, 2)))
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """`length` elements of `dim` from `start` (a view)."""
     d = dim_index(dim, x._data.ndim)
@@ -518,9 +559,12 @@ def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     return slice_dim(x, d, s, s + int(length), 1)
 
 
+@spec.node(
+    formula={"self": "grad"},
+    jvp=lambda node, inputs, out, tangents: alias(tangents[0]), tangent="self_t", batched=spec.BROADCASTS,
+)
 class AliasBackward0(Node):
     __slots__ = ()
-    batchable = True
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
@@ -530,222 +574,6 @@ class AliasBackward0(Node):
 def alias(x: Tensor) -> Tensor:
     """A new view of the whole tensor (what `x[...]` is)."""
     return _view(x._data.view(), x, record(AliasBackward0, x))
-
-
-# -- joining ---------------------------------------------------------------------------------------------
-def _tensor_list(tensors: Any, what: str) -> list[Tensor]:
-    if isinstance(tensors, Tensor):
-        raise TypeError(f"{what} takes a list or tuple of tensors, not a tensor")
-    items = list(tensors)
-    if not items:
-        raise ValueError(f"{what} needs a non-empty list of tensors")
-    for i, item in enumerate(items):
-        if not isinstance(item, Tensor):
-            raise TypeError(f"{what}: element {i} is a {type(item).__name__}, not a tensor")
-    return items
-
-
-def _common_dtype(items: list[Tensor]) -> np.dtype:
-    """PyTorch's promotion over all the tensors joined (a higher category wins, else the wider type)."""
-    dtype = items[0]._data.dtype
-    for t in items[1:]:
-        if t._data.dtype != dtype:
-            dtype = result_dtype(np.empty(0, dtype), np.empty(0, t._data.dtype))
-    return dtype
-
-
-def _legacy_empty(t: Tensor) -> bool:
-    """PyTorch's cat still skips 1-d tensors of shape (0,), whatever the other tensors' shapes."""
-    return t._data.shape == (0,)
-
-
-class CatBackward0(Node):
-    __slots__ = ("dim", "sizes", "shapes")
-    saved_names = {"dim": SV.field("dim")}
-
-    def apply(self, g: Tensor) -> tuple:
-        out, offset = [], 0
-        for i, size in enumerate(self.sizes):
-            if size is None:  # a skipped empty tensor: its gradient is empty too
-                out.append(Tensor._make(np.zeros(self.shapes[i], dtype=g._data.dtype), False, None)
-                           if self._next[i] is not None else None)
-                continue
-            wanted = self._next[i] is not None
-            out.append(slice_dim(g, self.dim, offset, offset + size, 1) if wanted else None)
-            offset += size
-        return tuple(out)
-
-
-def cat(tensors: Any, dim: int = 0) -> Tensor:
-    """The tensors joined along an existing dimension `dim` (their other dimensions must agree)."""
-    items = _tensor_list(tensors, "cat")
-    skipped = [_legacy_empty(t) for t in items]
-    if all(skipped):
-        skipped = [False] * len(items)
-    used = [t for t, skip in zip(items, skipped, strict=True) if not skip]
-    ref = used[0]._data
-    if ref.ndim == 0:
-        raise RuntimeError("cat: a 0-d tensor cannot be concatenated; use stack, or unsqueeze it first")
-    d = dim_index(dim, ref.ndim)
-    for i, t in enumerate(items):
-        s = t._data.shape
-        others, expected = s[:d] + s[d + 1 :], ref.shape[:d] + ref.shape[d + 1 :]
-        if not skipped[i] and (len(s) != ref.ndim or others != expected):
-            raise RuntimeError(
-                f"cat along dimension {d}: tensor {i} has shape {list(s)}, which does not match "
-                f"{list(ref.shape)} outside that dimension"
-            )
-    dtype = _common_dtype(items)
-    data = np.concatenate([t._data for t in used], axis=d, dtype=dtype)
-    node = record(CatBackward0, *items)
-    if node is not None:
-        node.dim = d
-        node.sizes = [None if skip else t._data.shape[d] for t, skip in zip(items, skipped, strict=True)]
-        node.shapes = [t._data.shape for t in items]
-    return result(data, node)
-
-
-class StackBackward0(Node):
-    __slots__ = ("dim",)
-    saved_names = {"dim": SV.field("dim")}
-
-    def apply(self, g: Tensor) -> tuple:
-        return tuple(select(g, self.dim, i) if nxt is not None else None for i, nxt in enumerate(self._next))
-
-
-def stack(tensors: Any, dim: int = 0) -> Tensor:
-    """The tensors (all of one shape) joined along a new dimension `dim`."""
-    items = _tensor_list(tensors, "stack")
-    shape = items[0]._data.shape
-    for i, t in enumerate(items):
-        if t._data.shape != shape:
-            raise RuntimeError(
-                f"stack needs tensors of one shape: tensor 0 has shape {list(shape)}, tensor {i} has "
-                f"{list(t._data.shape)}"
-            )
-    d = dim_index(dim, len(shape) + 1)
-    data = np.stack([t._data for t in items], axis=d, dtype=_common_dtype(items))
-    node = record(StackBackward0, *items)
-    if node is not None:
-        node.dim = d
-    return result(data, node)
-
-
-# -- splitting: one node with several outputs ---------------------------------------------------------------
-class _MultiOutput(Node):
-    """A node with one output per piece; `num_outputs` differs per call, so it is a slot here."""
-
-    __slots__ = ("num_outputs", "in_shape", "dim")
-
-    def zeros_for(self, i: int, like: Tensor) -> Tensor:
-        raise NotImplementedError
-
-    def filled(self, grads: Any) -> list[Tensor]:
-        """The per-output gradients, zeros for an output that received none."""
-        if type(grads) is not list:  # the engine passes a lone gradient bare when there is one output
-            grads = [grads]
-        like = next(g for g in grads if g is not None)
-        return [g if g is not None else self.zeros_for(i, like) for i, g in enumerate(grads)]
-
-
-class _SplitNode(_MultiOutput):
-    __slots__ = ("sizes",)
-
-    def zeros_for(self, i: int, like: Tensor) -> Tensor:
-        shape = list(self.in_shape)
-        shape[self.dim] = self.sizes[i]
-        return Tensor._make(np.zeros(shape, dtype=like._data.dtype), False, None)
-
-    def apply(self, grads: list[Tensor | None]) -> tuple:
-        return (cat(self.filled(grads), self.dim),)
-
-
-class SplitBackward0(_SplitNode):
-    __slots__ = ()
-    saved_names = {
-        "dim": SV.field("dim"), "self_sym_sizes": SV.field("in_shape", tuple),
-        "split_size": SV.field("sizes", lambda s: s[0]),
-    }
-
-
-class SplitWithSizesBackward0(_SplitNode):
-    __slots__ = ()
-
-
-class UnbindBackward0(_MultiOutput):
-    __slots__ = ()
-    saved_names = {"dim": SV.field("dim")}
-
-    def zeros_for(self, i: int, like: Tensor) -> Tensor:
-        return Tensor._make(np.zeros_like(like._data), False, None)
-
-    def apply(self, grads: list[Tensor | None]) -> tuple:
-        return (stack(self.filled(grads), self.dim),)
-
-
-def _pieces(x: Tensor, node: _MultiOutput | None, datas: list[np.ndarray]) -> tuple[Tensor, ...]:
-    """The outputs of a split: views of `x`, output `i` of `node`."""
-    outs = []
-    for i, data in enumerate(datas):
-        out = _view(data, x, node)
-        out._output_nr = i
-        outs.append(out)
-    return tuple(outs)
-
-
-def _split_sizes(x: Tensor, cls: type[_SplitNode], sizes: list[int], d: int) -> tuple[Tensor, ...]:
-    node = record(cls, x)
-    if node is not None:
-        node.num_outputs, node.in_shape, node.dim, node.sizes = len(sizes), x._data.shape, d, sizes
-    starts = np.cumsum([0, *sizes])
-    bounds = zip(starts[:-1], starts[1:], strict=True)
-    datas = [x._data[(_ALL,) * d + (slice(int(a), int(b)),)] for a, b in bounds]
-    return _pieces(x, node, datas)
-
-
-def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
-    """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
-    if not x._data.shape:
-        raise RuntimeError("split: a 0-d tensor has no dimension to split")
-    d = dim_index(dim, x._data.ndim)
-    n = x._data.shape[d]
-    if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = [int(s) for s in split_size_or_sections]
-        if sum(sizes) != n or any(s < 0 for s in sizes):
-            raise RuntimeError(f"split: the sizes {sizes} must add up to {n}, the size of dimension {d}")
-        return _split_sizes(x, SplitWithSizesBackward0, sizes, d)
-    size = int(split_size_or_sections)
-    if size <= 0 and not (size == 0 and n == 0):
-        raise RuntimeError(f"split: the piece size must be positive, not {size}")
-    count = max(-(-n // size), 1) if size else 1
-    sizes = [min(size, n - i * size) for i in range(count)] if size else [0]
-    return _split_sizes(x, SplitBackward0, sizes, d)
-
-
-def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
-    """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch splits."""
-    if int(chunks) <= 0:
-        raise RuntimeError(f"chunk: the number of chunks must be positive, not {chunks}")
-    if not x._data.shape:
-        raise RuntimeError("chunk: a 0-d tensor has no dimension to split")
-    d = dim_index(dim, x._data.ndim)
-    n = x._data.shape[d]
-    size = -(-n // int(chunks))
-    if size == 0:  # an empty dimension: `chunks` empty pieces
-        return _split_sizes(x, SplitWithSizesBackward0, [0] * int(chunks), d)
-    return split(x, size, d)
-
-
-def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
-    """The slices along `dim`, that dimension removed."""
-    if not x._data.shape:
-        raise RuntimeError("unbind: a 0-d tensor has no dimension to unbind")
-    d = dim_index(dim, x._data.ndim)
-    n = x._data.shape[d]
-    node = record(UnbindBackward0, x)
-    if node is not None:
-        node.num_outputs, node.in_shape, node.dim = n, x._data.shape, d
-    return _pieces(x, node, [x._data[(_ALL,) * d + (i, Ellipsis)] for i in range(n)])
 
 
 def _squeeze_(x: Tensor, dim: int) -> Tensor:
@@ -764,45 +592,4 @@ def _squeeze_(x: Tensor, dim: int) -> Tensor:
     return Tensor._make(data, node is not None, node, version)
 
 
-METHODS = {
-    "reshape": reshape,
-    "view": view,
-    "view_as": view_as,
-    "reshape_as": reshape_as,
-    "flatten": flatten,
-    "squeeze": squeeze,
-    "unsqueeze": unsqueeze,
-    "expand": expand,
-    "expand_as": expand_as,
-    "transpose": transpose,
-    "swapaxes": transpose,
-    "swapdims": transpose,
-    "t": t,
-    "permute": permute,
-    "select": select,
-    "narrow": narrow,
-    "split": split,
-    "chunk": chunk,
-    "unbind": unbind,
-}
 PROPERTIES = {"T": T, "mT": mT, "mH": mT, "H": H}
-FUNCTIONS = {
-    "reshape": reshape,
-    "flatten": flatten,
-    "squeeze": squeeze,
-    "unsqueeze": unsqueeze,
-    "transpose": transpose,
-    "swapaxes": transpose,
-    "swapdims": transpose,
-    "t": t,
-    "permute": permute,
-    "select": select,
-    "narrow": narrow,
-    "cat": cat,
-    "concat": cat,
-    "concatenate": cat,
-    "stack": stack,
-    "split": split,
-    "chunk": chunk,
-    "unbind": unbind,
-}
