@@ -64,18 +64,34 @@ def install(op: spec.OpSpec) -> None:
             setattr(Tensor, name, _spelled(name, op.function if op.method is True else op.method))
     if op.inplace:
         method = op.inplace if callable(op.inplace) else inplace.inplace_method(op.function, op.name)
-        setattr(Tensor, f"{op.name}_", method)
+        setattr(Tensor, f"{op.name}_", spec.public(f"{op.name}_", method))
 
 
 for _op in spec.OPS.values():
     install(_op)
 spec.listen(install)  # an operation registered from now on (a contributor's, a test's) is installed as it comes
 
+# Tensor's operators that a batched tensor meets as itself (it has its own: Python asks the right operand's
+# reflected operator first when its class is a subclass), so a plain tensor's are the functions as written;
+# every other name dispatches for vmap (spec.dispatching), in-place operators included (a batched value
+# written into a plain tensor is PyTorch's error).
+RAW_OPERATORS = frozenset(
+    f"__{n}__" for n in ("add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow matmul "
+                         "rmatmul and rand or ror xor rxor eq ne lt le gt ge neg pos abs invert deepcopy").split())
+
+
+def _public(name: str, fn: object) -> object:
+    if not callable(fn) or isinstance(fn, type):
+        return fn
+    return spec.raw_of(fn) if name in RAW_OPERATORS else spec.public(name, spec.raw_of(fn))
+
+
 for _module in MODULES:
-    FUNCTIONS.update((_name, _spelled(_name, _fn)) for _name, _fn in getattr(_module, "FUNCTIONS", {}).items())
+    FUNCTIONS.update((_name, _spelled(_name, _public(_name, _fn)))
+                     for _name, _fn in getattr(_module, "FUNCTIONS", {}).items())
     for _name, _fn in getattr(_module, "METHODS", {}).items():
-        setattr(Tensor, _name, _spelled(_name, _fn))
+        setattr(Tensor, _name, _spelled(_name, _public(_name, _fn)))
     for _name, _fn in getattr(_module, "PROPERTIES", {}).items():
-        setattr(Tensor, _name, property(_fn))
+        setattr(Tensor, _name, property(spec.public(_name, _fn)))
 
 Tensor.backward = tensor_backward  # type: ignore[attr-defined]

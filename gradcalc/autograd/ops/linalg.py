@@ -98,7 +98,8 @@ class DotBackward0(Node):
         return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
 
 
-@spec.op("dot", nodes=(DotBackward0,), sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.dot(a, b) + a.dot(a)))
+@spec.op("dot", nodes=(DotBackward0,),
+         vmap=spec.rule("dot_rule"), sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.dot(a, b) + a.dot(a)))
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The dot product of two vectors of one length."""
     _operands(a, b, "dot")
@@ -144,7 +145,8 @@ class MvBackward0(Node):
         return (gm, gv)
 
 
-@spec.op("mv", nodes=(MvBackward0,), sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.mv(a, b) + a.mv(b)))
+@spec.op("mv", nodes=(MvBackward0,),
+         vmap=spec.rule("mv_rule"), sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.mv(a, b) + a.mv(b)))
 def mv(m: Tensor, v: Tensor) -> Tensor:
     """A matrix times a vector."""
     _operands(m, v, "mv")
@@ -190,7 +192,7 @@ def _column_major(d: np.ndarray) -> bool:
     return d.strides[0] == d.itemsize and d.strides[1] == d.shape[0] * d.itemsize
 
 
-@spec.op("mm", nodes=(MmBackward0,),
+@spec.op("mm", vmap=spec.rule("mm_rule"), nodes=(MmBackward0,),
          sample=spec.Sample(((2, 3), (3, 4)), lambda L, a, b: L.mm(a, b) + a.mm(b) + L.mm(b.t(), a.t()).t()))
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
@@ -234,7 +236,8 @@ class BmmBackward0(Node):
         )
 
 
-@spec.op("bmm", nodes=(BmmBackward0,), sample=spec.Sample(((2, 3, 4), (2, 4, 2)), lambda L, a, b: L.bmm(a, b)))
+@spec.op("bmm", nodes=(BmmBackward0,),
+         vmap=spec.rule("bmm_rule"), sample=spec.Sample(((2, 3, 4), (2, 4, 2)), lambda L, a, b: L.bmm(a, b)))
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Matrix products of two batches of matrices of the same batch size."""
     _operands(a, b, "bmm")
@@ -250,7 +253,8 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
 
 
 # -- outer ---------------------------------------------------------------------------------------------------
-@spec.op("outer", aliases=("ger",), sample=spec.Sample(((3,), (2,)), lambda L, a, b: L.outer(a, b) + L.ger(a, b)))
+@spec.op("outer", aliases=("ger",),
+         vmap=spec.rule("outer_rule"), sample=spec.Sample(((3,), (2,)), lambda L, a, b: L.outer(a, b) + L.ger(a, b)))
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two vectors: PyTorch computes it as a column times a row (MulBackward0)."""
     _operands(a, b, "outer")
