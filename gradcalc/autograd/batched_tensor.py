@@ -29,6 +29,7 @@ import numpy as np
 from . import spec
 from .devices import CPU
 from .grad_mode import BACKWARD_IN_TRANSFORM, state
+from .reasons import worded
 from .tensor import DType, Size, Tensor
 
 __all__ = ["BatchedTensor", "Level", "batched", "is_batched", "levels", "pop_level", "push_level", "shape_of"]
@@ -93,9 +94,7 @@ class BatchedTensor(Tensor):
 
     @property  # type: ignore[override]
     def _data(self) -> Any:
-        raise RuntimeError(
-            "vmap: an operation without batching support was given a batched tensor (a tensor inside a function "
-            "mapped by vmap); if it is gradcalc's own, that is a bug: please report it")
+        return SampleData(self._shape, self._dtype)
 
     # -- what a sample is ----------------------------------------------------------------------------------
     @property
@@ -173,7 +172,7 @@ class BatchedTensor(Tensor):
         return None
 
     def backward(self, *args: Any, **kwargs: Any) -> None:
-        raise RuntimeError(BACKWARD_IN_TRANSFORM)
+        raise worded(BACKWARD_IN_TRANSFORM, BACKWARD_OURS)
 
     def retain_grad(self) -> None:
         raise RuntimeError("vmap: retain_grad() on a tensor inside a function mapped by vmap is not supported")
@@ -183,7 +182,7 @@ class BatchedTensor(Tensor):
 
     @property
     def data(self) -> Any:
-        raise RuntimeError("accessing `data` under vmap transform is not allowed")
+        raise worded("accessing `data` under vmap transform is not allowed", NO_READING)
 
     @property
     def _version(self) -> int:
@@ -191,10 +190,12 @@ class BatchedTensor(Tensor):
 
     # -- values that depend on the sample: PyTorch's errors ---------------------------------------------------
     def item(self) -> Any:
-        raise RuntimeError(
+        raise worded(
             "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on "
             "a Tensor, please try to rewrite what you're doing with other operations. If error is occurring "
-            "somewhere inside PyTorch internals, please file a bug report.")
+            "somewhere inside PyTorch internals, please file a bug report.",
+            "a value of a tensor mapped by vmap was read as a number (.item(), or a conversion to a number): vmap "
+            "runs the function once on all the samples together; compute with tensor operations instead")
 
     def __float__(self) -> float:
         return self.item()
@@ -206,18 +207,20 @@ class BatchedTensor(Tensor):
         return self.item()
 
     def __bool__(self) -> bool:
-        raise RuntimeError(
+        raise worded(
             "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
-            "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .")
+            "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .",
+            "a tensor mapped by vmap decides an if, a while, an `and` or an `or`: vmap runs the function once on "
+            "all the samples together, so it has no one truth value; use where(condition, a, b) instead")
 
     def tolist(self) -> Any:
-        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+        raise worded("Cannot access data pointer of Tensor that doesn't have storage", NO_READING)
 
     def numpy(self, *, force: bool = False) -> Any:
-        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+        raise worded("Cannot access data pointer of Tensor that doesn't have storage", NO_READING)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> Any:
-        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+        raise worded("Cannot access data pointer of Tensor that doesn't have storage", NO_READING)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         if not self._shape:
@@ -239,6 +242,53 @@ class BatchedTensor(Tensor):
         raise RuntimeError("vmap: a batched tensor cannot be pickled or deep-copied")
 
 
+
+
+BACKWARD_OURS = ("backward inside a function transform (func.grad, func.vmap, ...) is not allowed: the transform "
+                 "differentiates; use func.grad or func.vjp, or call backward outside the transform")
+NO_READING = ("the values of a tensor mapped by vmap can't be read inside the mapped function; return the tensor "
+              "and read it after vmap")
+NO_VALUES = (
+    "vmap: an operation without batching support was given a batched tensor (a tensor inside a function mapped "
+    "by vmap) and read its values; if it is gradcalc's own, that is a bug: please report it")
+
+
+class SampleData:
+    """What a batched tensor's `_data` is: one sample's shape and dtype, for code that reads only those (as it
+    reads an array's); reading values from it is an error (an operation that has no batching support reached it
+    without passing vmap's dispatch)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.shape, self.dtype = shape, dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(NO_VALUES)
+
+    def _values(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(NO_VALUES)
+
+    __array__ = __array_ufunc__ = __array_function__ = __getitem__ = __setitem__ = __iter__ = __len__ = _values
+    __bool__ = __float__ = __int__ = __index__ = __neg__ = __abs__ = _values
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __rtruediv__ = _values
+    __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _values
+    __hash__ = None  # type: ignore[assignment]
 
 
 def batched(value: Tensor, bdim: int, level: int) -> BatchedTensor:

@@ -34,6 +34,7 @@ from .batching import (
 )
 from .dispatch import NAMED, NoRule, bind, to_front
 from .ops.losses import reduction_of
+from .reasons import worded
 from .tensor import Tensor
 
 _signatures: dict[str, inspect.Signature] = {}
@@ -201,8 +202,9 @@ def getitem_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
     (x, index), (d, di) = args, dims
     items = index if isinstance(index, tuple) else (index,)
     if any(isinstance(i, Tensor) and dtype_of(i).kind == "b" for i in items) and (d is not None or di is not None):
-        raise RuntimeError("vmap: We do not support batching operators that can support dynamic shape. Attempting "
-                           "to batch over indexing with a boolean mask.")
+        raise worded("vmap: We do not support batching operators that can support dynamic shape. Attempting to "
+                     "batch over indexing with a boolean mask.", "indexing with a mask inside vmap gives each sample "
+                     "its own number of elements, which one batch can't hold: use where(mask, x, 0) instead")
     if d is not None and di is None and _basic(index):
         return bind("__getitem__", to_front(x, d), (slice(None), *items)), 0
     if di is None and not isinstance(di, tuple) and d is not None:  # plain tensors of indices
@@ -567,7 +569,7 @@ nll_loss_rule, cross_entropy_rule = _classification("nll_loss"), _classification
 
 
 NAMED.update({"argmax": argmax_rule, "argmin": argmin_rule, "all": all_rule, "any": any_rule, "T": T_rule,
-              "mT": mT_rule, "H": H_rule})
+              "mT": mT_rule, "mH": mT_rule, "H": H_rule})
 
 
 class _Rules:

@@ -60,7 +60,9 @@ def backward(
     if len(grads) != len(outs):
         raise RuntimeError(f"backward: {len(outs)} outputs but {len(grads)} gradients")
     if state.transforms:
-        raise RuntimeError(BACKWARD_IN_TRANSFORM)
+        raise worded(BACKWARD_IN_TRANSFORM, "backward inside a function transform (func.grad, func.vmap, ...) is "
+                     "not allowed: the transform differentiates; use func.grad or func.vjp, or call backward outside "
+                     "the transform")
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:

@@ -21,10 +21,13 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from . import spec as S
 from .batched_tensor import BatchedTensor, Level, batched, find_level, levels, pop_level, push_level, shape_of
 from .ops import FUNCTIONS, unary
 from .ops import random as random_state
+from .reasons import worded
 from .tensor import Tensor
 
 BT = BatchedTensor
@@ -217,14 +220,25 @@ INPLACE_DUNDERS = {"__iadd__": "add_", "__isub__": "sub_", "__imul__": "mul_", "
                    "__ipow__": "pow_", "__setitem__": "__setitem__"}
 # in-place operations that write an elementwise result (of `self` and operands that broadcast against it): the
 # same operation on the batch, the operands put in its layout; any other runs once per sample on views
+# the name PyTorch's in-place error gives an operation (its elementwise ones share "inplace arithmetic"; add_
+# fails on the shapes instead)
+_ARITHMETIC = "inplace arithmetic"
+INPLACE_NAMES = {"copy_": _ARITHMETIC, "__setitem__": _ARITHMETIC, "sub_": _ARITHMETIC, "mul_": _ARITHMETIC,
+                 "div_": _ARITHMETIC, "__isub__": _ARITHMETIC, "__imul__": _ARITHMETIC, "__itruediv__": _ARITHMETIC,
+                 "masked_fill_": _ARITHMETIC, "pow_": "aten::pow_", "__ipow__": "aten::pow_",
+                 "clamp_": "aten::clamp_", "clamp_min_": "aten::clamp_min_", "clamp_max_": "aten::clamp_max_"}
 ELEMENTWISE_INPLACE = {"add_", "sub_", "mul_", "div_", "pow_", "copy_", "fill_", "clamp_", "clamp_min_",
                        "clamp_max_", "masked_fill_"}
 
-INPLACE_ERROR = (
-    "vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` in "
-    "extra_args that has more elements than `self`. This happened due to `other` being vmapped over but `self` not "
-    "being vmapped over in a vmap. Please try to use out-of-place operators instead of inplace arithmetic. If said "
-    "operator is being called inside the PyTorch framework, please file a bug report instead.")
+def inplace_error(name: str = "inplace arithmetic") -> Exception:
+    """PyTorch's error for an in-place operation that would write a batched value into a tensor that is not."""
+    return worded(
+        f"vmap: {name}(self, *extra_args) is not possible because there exists a Tensor `other` in extra_args that "
+        f"has more elements than `self`. This happened due to `other` being vmapped over but `self` not being "
+        f"vmapped over in a vmap. Please try to use out-of-place operators instead of {name}. If said operator is "
+        "being called inside the PyTorch framework, please file a bug report instead.",
+        "an in-place operation would write a value that differs between the samples (a tensor mapped by vmap) "
+        "into a tensor that is the same for all of them; use the out-of-place operation (y = x + v, not x += v)")
 
 
 def inplace(op: Any, args: tuple, kwargs: dict, lvl: Level) -> Any:
@@ -232,7 +246,12 @@ def inplace(op: Any, args: tuple, kwargs: dict, lvl: Level) -> Any:
     into a tensor that is not batched at this level is PyTorch's error."""
     self, level = args[0], lvl.id
     if not (type(self) is BT and self._level == level):
-        raise RuntimeError(INPLACE_ERROR)
+        if op.name in ("add_", "__iadd__") and isinstance(self, Tensor):  # PyTorch's rule fails on the shapes
+            other = args[1] if len(args) > 1 else None
+            shape = list(_broadcast(shape_of(self), shape_of(other) if type(other) is not BT else other._shape))
+            raise RuntimeError(f"output with shape {list(shape_of(self))} doesn't match the broadcast shape "
+                               f"{[lvl.size, *shape]}")
+        raise inplace_error(INPLACE_NAMES.get(op.name, op.name))
     name = INPLACE_DUNDERS.get(op.name, op.name)
     value, bdim, rank = self._value, self._bdim, len(self._shape)
     if name in ELEMENTWISE_INPLACE or name[:-1] in UNARY_NAMES:
@@ -246,6 +265,13 @@ def inplace(op: Any, args: tuple, kwargs: dict, lvl: Level) -> Any:
     return self
 
 
+def _broadcast(a: tuple, b: tuple) -> tuple:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        return a
+
+
 def align(x: Any, level: int, bdim: int, rank: int) -> Any:
     """Operand `x` of an elementwise in-place operation on a tensor batched along `bdim` with samples of `rank`
     dims: laid out as that tensor's batch (its batch dim at `bdim`, or 1 there for a value the same for every
@@ -257,8 +283,9 @@ def align(x: Any, level: int, bdim: int, rank: int) -> Any:
         x = x._value
     n = len(shape_of(x)) - (d is not None)
     if n > rank:
-        raise RuntimeError(INPLACE_ERROR if d is not None else f"output with rank {rank} doesn't match the "
-                           f"broadcast rank {n}")
+        if d is not None:
+            raise inplace_error()
+        raise RuntimeError(f"output with rank {rank} doesn't match the broadcast rank {n}")
     if d is None:
         for _ in range(rank - n):
             x = bind("unsqueeze", x, 0)
@@ -276,9 +303,12 @@ def align(x: Any, level: int, bdim: int, rank: int) -> Any:
 RANDOM_NAMES = {"rand", "randn", "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm",
                 "bernoulli", "multinomial", "uniform_", "normal_", "bernoulli_", "exponential_", "random_"}
 FACTORIES = {"rand", "randn"}  # a size first: 'different' draws the batch at once
-RANDOM_ERROR = (
-    "vmap: called random operation while in randomness error mode. Please either use the 'same' or 'different' "
-    "randomness flags on vmap or perform the randomness operation out of vmap")
+def random_error() -> Exception:
+    return worded(
+        "vmap: called random operation while in randomness error mode. Please either use the 'same' or 'different' "
+        "randomness flags on vmap or perform the randomness operation out of vmap",
+        "a random operation inside vmap: pass randomness=\"different\" (each sample its own draws) or "
+        "randomness=\"same\" (one draw for all the samples)")
 _drawing = threading.local()  # .on: inside a random operation's own call, under its levels' rules
 
 
@@ -297,7 +327,7 @@ def random_call(op: Any, args: tuple, kwargs: dict, open_levels: tuple[Level, ..
     lvl, rest = open_levels[-1], open_levels[:-1]
     level = lvl.id
     if lvl.randomness == "error":
-        raise RuntimeError(RANDOM_ERROR)
+        raise random_error()
     mapped = [i for i, a in enumerate(args) if type(a) is BT and a._level == level]
     if lvl.randomness == "same":
         if not mapped:
@@ -319,7 +349,7 @@ def random_call(op: Any, args: tuple, kwargs: dict, open_levels: tuple[Level, ..
         outs = [random_call(op, args, kwargs, rest) for _ in range(lvl.size)]
         return batched(bind("stack", outs, 0), 0, level)
     if op.name[-1] == "_" and 0 not in mapped:
-        raise RuntimeError(INPLACE_ERROR)
+        raise inplace_error(INPLACE_NAMES.get(op.name, op.name))
     first = tensors[0]
     if first not in mapped:  # the sample's shape, for a batch of them
         x = args[first]
@@ -342,7 +372,7 @@ def random_guard() -> None:
         return
     for lvl in levels():
         if lvl.randomness == "error":
-            raise RuntimeError(RANDOM_ERROR)
+            raise random_error()
 
 
 
@@ -437,6 +467,9 @@ def _operators() -> None:
     }
     for name, f in table.items():
         setattr(BatchedTensor, name, f)
+    for name in ("T", "mT", "mH", "H"):  # Tensor's properties of the sample, by their rules (batching_ops.py)
+        record = S.Dispatched(name, getattr(Tensor, name).fget)
+        setattr(BatchedTensor, name, property(lambda x, record=record: dispatch(record, (x,), {})))
     BatchedTensor.__hash__ = object.__hash__  # (a class that defines __eq__ loses its hash otherwise)
 
 

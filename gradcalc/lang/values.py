@@ -36,7 +36,7 @@ from .builtins import (
 from .errors import GradcalcError, Loc, close_matches
 from .namespace import Namespace
 from .runtime import ENGINE as _T
-from .runtime import BoundMethod
+from .runtime import BoundMethod, invoke_method
 
 
 def index_value(v: Any) -> Any:
@@ -149,7 +149,13 @@ def _located(exc: GradcalcError, loc: Loc) -> GradcalcError:
 
 def other_attribute(o: Any, name: str, loc: Loc) -> Any:
     """Attributes of values that are not tensors (and unknown tensor attributes)."""
-    if type(o) is _T.Tensor:
+    if type(o) is not _T.Tensor and isinstance(o, _T.Tensor):  # a batched tensor, inside func.vmap: a tensor
+        engine_name = ATTRIBUTES.get(name)
+        if engine_name is not None:
+            return getattr(o, engine_name)
+        if name == "grad":
+            return o.grad
+    if isinstance(o, _T.Tensor):
         b = METHODS.get(name)
         if b is not None:
             return BoundMethod(o, b)
@@ -184,7 +190,9 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
 
 def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
     """Methods of values that are not tensors, and the message when there is none."""
-    if type(o) is _T.Tensor:
+    if type(o) is not _T.Tensor and isinstance(o, _T.Tensor) and name in METHODS:  # batched, inside func.vmap
+        return invoke_method(METHODS[name], o, args, kwargs)
+    if isinstance(o, _T.Tensor):
         if name in TENSOR_HOOK_METHODS:
             from . import hooks
 

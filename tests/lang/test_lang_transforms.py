@@ -253,7 +253,10 @@ BAD: list[tuple[str, str]] = [
     ("jacobian(words, x)", "jacobian: words must return a tensor or a tuple of tensors, but it returned a string"),
     ("hessian(f, x)", "hessian: the function must return a single element"),
     ("func.jacrev(nothing)(x)", "func.jacrev: nothing must return a tensor, or tuples or lists of tensors"),
-    ("func.vmap(number)(m)", "func.vmap: number must return a tensor"),
+    ("func.vmap(words)(m)", "func.vmap: words must return a tensor"),
+    # vmap runs the function once, on all the samples together (PyTorch's errors, in our words)
+    ("func.vmap(number)(m)", "a value of a tensor mapped by vmap was read as a number (.item(), or a conversion "
+     "to a number)"),
     ("func.grad(f, has_aux=true)(x)", "func.grad: with has_aux=true, f must return a pair (output, aux)"),
     # vmap over mismatched batch sizes
     ("func.vmap(f2)(m, [1, 2])", "func.vmap(f2): the mapped dimensions have different sizes: input 0 has 4, "

@@ -10,6 +10,8 @@ fast forms of the in-place arithmetic, which replace derived ones of the same na
 
 from __future__ import annotations
 
+import sys
+import warnings
 from types import ModuleType
 
 from .. import spec
@@ -92,6 +94,34 @@ for _module in MODULES:
     for _name, _fn in getattr(_module, "METHODS", {}).items():
         setattr(Tensor, _name, _spelled(_name, _public(_name, _fn)))
     for _name, _fn in getattr(_module, "PROPERTIES", {}).items():
-        setattr(Tensor, _name, property(spec.public(_name, _fn)))
+        setattr(Tensor, _name, property(_fn))  # (a batched tensor has its own: batched_tensor.py)
 
 Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+
+
+class _Warnings:
+    """The `warnings` module as the operations' modules see it: `warn(..., stacklevel=k)` counts the frames of
+    the functions `spec.dispatching` and the alias wrappers put between the operation and its caller as none,
+    so that a warning points at the line that called the operation, as before they were wrapped. (Only a
+    warning pays for it.)"""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(warnings, name)
+
+    @staticmethod
+    def warn(message: object, category: type[Warning] | None = None, stacklevel: int = 1,
+             source: object = None) -> None:
+        frame, extra = sys._getframe(1), 0
+        for _ in range(stacklevel - 1):
+            frame = frame.f_back
+            while frame is not None and frame.f_code in _WRAPPERS:
+                frame, extra = frame.f_back, extra + 1
+            if frame is None:
+                break
+        warnings.warn(message, category, stacklevel + extra + 1, source)  # type: ignore[arg-type]
+
+
+_WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, spellings.with_aliases(len).__code__}
+for _module in MODULES:
+    if getattr(_module, "warnings", None) is warnings:
+        _module.warnings = _Warnings()  # type: ignore[attr-defined]
