@@ -568,6 +568,22 @@ def _classification(name: str) -> S.BatchRule:
 nll_loss_rule, cross_entropy_rule = _classification("nll_loss"), _classification("cross_entropy")
 
 
+def equal_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    """PyTorch's error: `equal` gives one Python bool, which no batch of samples can be."""
+    raise worded("Batching rule not implemented for aten::equal. We could not generate a fallback.",
+                 "equal(a, b) inside vmap gives one true or false for all the samples; compare with eq(a, b) and all() "
+                 "instead, which give one per sample")
+
+
+def allclose_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    """PyTorch's error: `allclose` gives one Python bool, which no batch of samples can be."""
+    raise worded("vmap over torch.allclose isn't supported yet. Please file an issue at "
+                 "https://github.com/pytorch/pytorch/issues if you need this feature.",
+                 "allclose(a, b) inside vmap gives one true or false for all the samples; use isclose(a, b) and all() "
+                 "instead, which give one per sample")
+
+
+NAMED.update({"equal": equal_rule, "allclose": allclose_rule})
 NAMED.update({"argmax": argmax_rule, "argmin": argmin_rule, "all": all_rule, "any": any_rule, "T": T_rule,
               "mT": mT_rule, "mH": mT_rule, "H": H_rule})
 

@@ -255,6 +255,9 @@ def inplace(op: Any, args: tuple, kwargs: dict, lvl: Level) -> Any:
     name = INPLACE_DUNDERS.get(op.name, op.name)
     value, bdim, rank = self._value, self._bdim, len(self._shape)
     if name in ELEMENTWISE_INPLACE or name[:-1] in UNARY_NAMES:
+        for a in (*args[1:], *kwargs.values()):
+            if isinstance(a, Tensor) and not (type(a) is BT and a._level == level) and len(shape_of(a)) > rank:
+                _too_many_dims(self, a, lvl.size)
         others = tuple(align(a, level, bdim, rank) for a in args[1:])
         kw = {k: align(v, level, bdim, rank) for k, v in kwargs.items()}
         dispatch(op, (value, *others), kw)
@@ -270,6 +273,15 @@ def _broadcast(a: tuple, b: tuple) -> tuple:
         return tuple(np.broadcast_shapes(a, b))
     except ValueError:
         return a
+
+
+def _too_many_dims(self: BT, other: Any, size: int) -> None:
+    """PyTorch's error for an operand of more dims than the sample written into in place: its shapes are the
+    batch's, the sample's padded with ones (as PyTorch's rule lays them out)."""
+    theirs = shape_of(other) if type(other) is not BT else other._shape
+    ours = (1,) * (len(theirs) - len(self._shape)) + tuple(self._shape)
+    raise RuntimeError(f"output with shape {[size, *ours]} doesn't match the broadcast shape "
+                       f"{[size, *_broadcast(ours, theirs)]}")
 
 
 def align(x: Any, level: int, bdim: int, rank: int) -> Any:
@@ -300,6 +312,9 @@ def align(x: Any, level: int, bdim: int, rank: int) -> Any:
 # Operations that draw random numbers (spec.rule("random") marks one of a spec): under vmap they follow the open
 # levels' `randomness=`, innermost first, whether or not an argument is batched ("error": PyTorch's error;
 # "same": one draw for every sample; "different": a draw per sample)
+# random operations whose values depend on a tensor argument's values: "same" randomness can't give one draw for
+# all the samples when that tensor differs between them (PyTorch's error)
+VALUED_RANDOM = {"bernoulli", "multinomial", "normal", "poisson"}
 RANDOM_NAMES = {"rand", "randn", "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm",
                 "bernoulli", "multinomial", "uniform_", "normal_", "bernoulli_", "exponential_", "random_"}
 FACTORIES = {"rand", "randn"}  # a size first: 'different' draws the batch at once
@@ -332,6 +347,11 @@ def random_call(op: Any, args: tuple, kwargs: dict, open_levels: tuple[Level, ..
     if lvl.randomness == "same":
         if not mapped:
             return random_call(op, args, kwargs, rest)
+        if op.name in VALUED_RANDOM:
+            raise worded("Vmap does not currently support same randomness with a batched tensor input. Please file "
+                         "an issue with functorch",
+                         f"{op.name} inside vmap with randomness=\"same\" draws one value for all the samples, but "
+                         "its argument differs between them: pass randomness=\"different\"")
         start = random_state.default_generator.get_state()
         outs = []
         for b in range(lvl.size):
@@ -349,7 +369,12 @@ def random_call(op: Any, args: tuple, kwargs: dict, open_levels: tuple[Level, ..
         outs = [random_call(op, args, kwargs, rest) for _ in range(lvl.size)]
         return batched(bind("stack", outs, 0), 0, level)
     if op.name[-1] == "_" and 0 not in mapped:
-        raise inplace_error(INPLACE_NAMES.get(op.name, op.name))
+        raise worded(
+            "vmap: Cannot ask for different inplace randomness on an unbatched tensor. This will appear like same "
+            "randomness. If this is necessary for your usage, please file an issue with functorch.",
+            "an in-place random operation inside vmap with randomness=\"different\" writes into a tensor that is "
+            "the same for every sample, so it can't hold a draw per sample: draw into a mapped tensor, or pass "
+            "randomness=\"same\"")
     first = tensors[0]
     if first not in mapped:  # the sample's shape, for a batch of them
         x = args[first]
@@ -419,12 +444,19 @@ def remove_batch_dim(x: Any, lvl: Level, out_dim: int) -> Any:
     if type(x) is BT and x._level == lvl.id:
         value, d = x._value, x._bdim
         n = len(shape_of(value))
-        out_dim %= n
+        out_dim = _out_dim(out_dim, n)
         return value if d == out_dim else bind("movedim", value, d, out_dim)
     shape = list(shape_of(x))
-    out_dim %= len(shape) + 1
+    out_dim = _out_dim(out_dim, len(shape) + 1)
     shape.insert(out_dim, lvl.size)
     return bind("expand", bind("unsqueeze", x, out_dim), tuple(shape))
+
+
+def _out_dim(d: int, n: int) -> int:
+    """`out_dims`' entry `d` for a result of `n` dims (its batch dim among them), as PyTorch checks it."""
+    if not -n <= d < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+    return d % n
 
 
 def _unwrap_out(out: Any, lvl: Level, out_dims: int) -> Any:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..autograd import forward_ad
 from ..autograd.differentiate import grad as _autograd_grad
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, state
 from ..autograd.node import AccumulateGrad
 from ..autograd.tensor import Tensor, version_of
 from . import _batched as _b
@@ -33,6 +33,16 @@ _depth = 0  # how many reverse transforms are running now (an inner one keeps it
 
 
 # -- shared pieces ---------------------------------------------------------------------------------------
+def _inside(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`func` called by a transform: `backward()` inside it is PyTorch's error (differentiate.py reads
+    `state.transforms`)."""
+    state.transforms += 1
+    try:
+        return func(*args, **kwargs)
+    finally:
+        state.transforms -= 1
+
+
 def _argnums(argnums: Any, nargs: int, fn: str) -> tuple[tuple[int, ...], bool]:
     """The argument positions to differentiate, and whether `argnums` was a tuple."""
     is_tuple = isinstance(argnums, (tuple, list))
@@ -165,7 +175,7 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             _depth += 1
             try:
                 new_args, fresh, specs = _prepare_args(args, nums, "grad")
-                out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad")
+                out, aux = _split_aux(_inside(func, *new_args, **kwargs), has_aux, "grad")
                 if not isinstance(out, Tensor):
                     raise RuntimeError(f"grad: the function must return a tensor, but it returned a "
                                        f"{type(out).__name__}")
@@ -220,7 +230,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
         _depth += 1
         try:
             new_args, fresh, specs = _prepare_args(primals, nums, "vjp")
-            out, aux = _split_aux(func(*new_args), has_aux, "vjp")
+            out, aux = _split_aux(_inside(func, *new_args), has_aux, "vjp")
             outs, out_spec = tensors_of(out, "vjp: the function's output")
             inside = [t for group in fresh for t in group]
             keep = _needs_graph(outs, inside)
@@ -289,7 +299,7 @@ def _jvp(func: Callable[..., Any], ps: list[Tensor], ts: list[Any], spec: Any, h
     level = forward_ad.enter_dual_level()
     try:
         duals = [p if t is None else _make_dual(p, t, level) for p, t in zip(ps, ts, strict=True)]
-        out, aux = _split_aux(func(*unflatten(duals, spec)), has_aux, "jvp")
+        out, aux = _split_aux(_inside(func, *unflatten(duals, spec)), has_aux, "jvp")
         outs, out_spec = tensors_of(out, "jvp: the function's output")
         primal_outs, tangent_outs = [], []
         for o in outs:
@@ -370,7 +380,7 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
             _depth += 1
             try:
                 new_args, fresh, specs = _prepare_args(args, nums, "jacrev")
-                out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "jacrev")
+                out, aux = _split_aux(_inside(func, *new_args, **kwargs), has_aux, "jacrev")
                 outs, out_spec = tensors_of(out, "jacrev: the function's output")
                 inside = [t for group in fresh for t in group]
                 keep = _needs_graph(outs, inside)
@@ -469,7 +479,7 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
                 per_element.append(tensors_of(result[1], "jacfwd: the function's output")[0])
             columns.append(per_element)
         if first is None:  # nothing to differentiate (empty inputs): the outputs from one plain call
-            out = func(*args, **kwargs)
+            out = _inside(func, *args, **kwargs)
             first = (out[0], None, out[1]) if has_aux else (out, None)
         outs, out_spec = tensors_of(first[0], "jacfwd: the function's output")
         blocks = []
@@ -495,7 +505,7 @@ def _jvp_flat(func: Callable[..., Any], primals: list[Any], tangents: list[Any],
     level = forward_ad.enter_dual_level()
     try:
         args = [p if t is None else _make_dual(p, t, level) for p, t in zip(primals, tangents, strict=True)]
-        out, aux = _split_aux(func(*args), has_aux, "jacfwd")
+        out, aux = _split_aux(_inside(func, *args), has_aux, "jacfwd")
         outs, out_spec = tensors_of(out, "jacfwd: the function's output")
         pairs = [_unpack_dual(o, level) for o in outs]
         primal_outs = [p for p, _ in pairs]

@@ -31,15 +31,18 @@ def _name(func: Any) -> str:
     return repr(func)
 
 
-def _structure(spec: Spec) -> str:
-    """A tree's structure, for the messages (PyTorch prints its TreeSpec)."""
+def _structure(spec: Spec, indent: int = 0) -> str:
+    """A tree's structure as PyTorch prints its TreeSpec (`TreeSpec(tuple, None, [*,\n  *])`), for the
+    messages."""
     if spec[0] == "leaf":
         return "*"
     if spec[0] == "dict":
-        return "{" + ", ".join(f"{k!r}: {_structure(s)}" for k, s in zip(spec[1], spec[2], strict=True)) + "}"
-    kind, children = spec
-    inner = ", ".join(_structure(s) for s in children)
-    return f"[{inner}]" if kind is list else f"({inner}{',' if len(children) == 1 else ''})"
+        kind, context, children = "dict", repr(list(spec[1])), spec[2]
+    else:
+        kind, context, children = spec[0].__name__, "None", spec[1]
+    inner = [_structure(s, indent + 2) for s in children]
+    joined = (",\n" + " " * (indent + 2)).join(inner)
+    return f"TreeSpec({kind}, {context}, [{joined}])"
 
 
 def broadcast_to_leaves(prefix: Any, spec: Spec) -> list[Any] | None:
