@@ -41,10 +41,11 @@ _count_lock = threading.Lock()
 class Level:
     """One vmap call running: its level (larger inside), batch size and `randomness=`."""
 
-    __slots__ = ("id", "size", "randomness")
+    __slots__ = ("id", "size", "randomness", "depth")
 
     def __init__(self, id: int, size: int, randomness: str) -> None:  # noqa: A002 - the level's number
         self.id, self.size, self.randomness = id, size, randomness
+        self.depth = id  # how many transforms are open with it, itself included: PyTorch's `lvl` (push_level)
 
     def __repr__(self) -> str:
         return f"<vmap level {self.id}: batch of {self.size}, randomness={self.randomness!r}>"
@@ -60,6 +61,7 @@ def push_level(size: int, randomness: str) -> Level:
     level = Level(next(_ids), size, randomness)
     state.vmap = (*levels(), level)
     state.transforms += 1
+    level.depth = state.transforms
     with _count_lock:
         spec.VMAP[0] += 1
     return level
@@ -229,7 +231,8 @@ class BatchedTensor(Tensor):
 
     def __repr__(self) -> str:
         inner = repr(self._value).replace("\n", "\n    ")
-        return f"BatchedTensor(lvl={self._level}, bdim={self._bdim}, value=\n    {inner}\n)"
+        lvl = next((lv.depth for lv in levels() if lv.id == self._level), self._level)
+        return f"BatchedTensor(lvl={lvl}, bdim={self._bdim}, value=\n    {inner}\n)"
 
     __str__ = __repr__
 
