@@ -77,7 +77,7 @@ def lift(x: Tensor, lvls: Sequence[Any]) -> tuple[Tensor, Dims]:
         return phys, dims
     k = len(missing)
     shape = tuple(lv.size for lv in missing) + tuple(phys._data.shape)
-    phys = phys.reshape((1,) * k + tuple(phys._data.shape)).expand(shape)
+    phys = phys.expand(shape)  # (expand puts the new dims in front)
     dims = {level: d + k for level, d in dims.items()}
     dims.update({lv.id: i for i, lv in enumerate(missing)})
     return phys, dims
