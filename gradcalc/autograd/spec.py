@@ -298,6 +298,7 @@ def dispatching(op: Any, raw: Callable[..., Any]) -> Callable[..., Any]:
     call.__name__, call.__qualname__, call.__doc__ = raw.__name__, raw.__qualname__, raw.__doc__
     call.__module__ = raw.__module__
     call.__wrapped__ = raw  # type: ignore[attr-defined]  # inspect.signature, the language's :help
+    call.dispatch_op = op  # type: ignore[attr-defined]  # (spellings.with_aliases folds its wrapper into this one)
     return call
 
 

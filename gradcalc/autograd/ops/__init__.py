@@ -121,7 +121,7 @@ class _Warnings:
         warnings.warn(message, category, stacklevel + extra + 1, source)  # type: ignore[arg-type]
 
 
-_WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, spellings.with_aliases(len).__code__}
+_WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, *spellings.wrapper_codes()}
 for _module in MODULES:
     if getattr(_module, "warnings", None) is warnings:
         _module.warnings = _Warnings()  # type: ignore[attr-defined]

@@ -369,17 +369,21 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _matmul_operator(a: Tensor, b: Any) -> Any:
-    """`a @ b`: NotImplemented for a non-tensor, so that Python raises its TypeError."""
+    """`a @ b`: NotImplemented for a non-tensor, so that Python raises its TypeError. `a` and `b` are plain
+    here (a batched tensor has its own operators, which Python asks first), so matmul as written."""
     if not isinstance(b, Tensor):
         return NotImplemented
-    return matmul(a, b)
+    return _matmul(a, b)
 
 
 def _rmatmul_operator(a: Tensor, b: Any) -> Any:
     """`b @ a` when `b` is not a gradcalc tensor."""
     if not isinstance(b, Tensor):
         return NotImplemented
-    return matmul(b, a)
+    return _matmul(b, a)
+
+
+_matmul = spec.raw_of(matmul)
 
 
 # the operators; the named functions and methods are the specs'
