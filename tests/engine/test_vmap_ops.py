@@ -162,12 +162,14 @@ def test_vmap_of_each_operation_in_float32(name: str) -> None:
     ours = _run(gc, op, arrays, dims, gc.float32)
     theirs = _theirs(op, arrays, dims, torch.float32)
     reference = _theirs(op, arrays, dims, torch.float64)
-    if isinstance(reference[0], str):
-        _compare(name, ours, reference, "float32")
-        return
-    theirs, reference = theirs[0], reference[0]
+    if isinstance(reference[0], str):  # PyTorch's vmap fails: gradcalc fails as it does, or gives what its loop does
+        if isinstance(ours, str) or isinstance(reference[1], str):
+            _compare(name, ours, reference, "float32")
+            return
+        theirs, reference = (theirs[1] if theirs[1] is not None else theirs[0]), reference[1]
+    else:
+        theirs, reference = theirs[0], reference[0]
     assert not isinstance(ours, str), f"{name}: {ours}"
-    assert not isinstance(theirs, str), f"{name}: {theirs}"
     for k, (a, b, r) in enumerate(zip(ours, theirs, reference, strict=True)):
         if b.dtype != np.float32:  # indices, masks: exact
             assert a.dtype == b.dtype, f"{name}[{k}]: dtype {a.dtype} against {b.dtype}"
