@@ -8,8 +8,8 @@ unpack hooks included).
 - **Nodes**: `inputs` (per input of the operation, the `Edge` its gradient goes to), `num_outputs`,
   `saved` (what the node saved, by PyTorch's names, with versions then and now, freed or packed),
   `saved_names`, `is_freed`, `hooks`, `origin` (what the front end was running when the node was made),
-  `formula` (the derivative as mathematics, from the operation's spec), `leaf` (an AccumulateGrad's
-  tensor), `nodes_below`, `reaches`.
+  `formula` (the derivative as mathematics, from the operation's spec), `accumulates` (a leaf's
+  AccumulateGrad), `leaf` (its tensor), `nodes_below`, `reaches`.
 - **Tensors**: `state` (leaf, requires grad, `.grad`, version, view...), `grad_of` (`.grad` without the
   non-leaf warning), `edge_of` (where a gradient for the tensor enters the graph), `version_key` (shared
   by views and detached aliases), `snapshot`.
@@ -25,7 +25,7 @@ unpack hooks included).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -41,11 +41,11 @@ from .saved import FREED, FREED_VALUE
 from .tensor import Tensor
 
 __all__ = [
-    "CALLS_KEPT", "BackwardCall", "CallHistory", "Edge", "ErrorReason", "Freed", "GradSet", "GradWritten",
+    "BackwardCall", "CALLS_KEPT", "CallHistory", "Edge", "ErrorReason", "Freed", "GradSet", "GradWritten",
     "HookFired", "InPlaceChange", "InferenceInPlace", "InferenceSaved", "InputNoGrad", "LeafInPlace", "NanGradient",
     "NoGradOutput", "NodeHooks", "NodeRan", "NonScalar", "SavedValue", "TensorState", "Unused", "VersionMismatch",
-    "broadcast_message", "call_history", "edge_of", "formula", "grad_of", "grad_writes", "hooks", "in_place_changes",
-    "inputs", "is_freed", "last_grad_set", "leaf", "nodes_below", "num_outputs", "observe",
+    "accumulates", "broadcast_message", "call_history", "edge_of", "formula", "grad_of", "grad_writes", "hooks",
+    "in_place_changes", "inputs", "is_freed", "last_grad_set", "leaf", "nodes_below", "num_outputs", "observe",
     "origin", "reaches", "reason_of", "saved", "saved_names", "snapshot", "state", "version_key",
 ]
 
@@ -67,6 +67,11 @@ class Record:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
+        if not kwargs and len(args) == len(fields):  # every field by position: what a walk of a big graph makes
+            setter = object.__setattr__
+            for name, value in zip(fields, args, strict=True):
+                setter(self, name, value)
+            return
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes {len(fields)} fields, not {len(args)}")
         values = dict(zip(fields, args, strict=False))
@@ -214,12 +219,25 @@ def origin(node: Node) -> Any:
 
 def formula(node: Node) -> str | None:
     """The node's derivative as mathematics, as PyTorch's derivatives.yaml writes it (`grad * other`), from
-    its operation's spec: the class's `formula` (or its spec's); None where none is written."""
+    its operation's spec: the class's `formula`, or else its spec's (`spec.formula`). A formula given per input,
+    by PyTorch's argument names (`{"self": "grad * other", "other": "grad * self"}`, as derivatives.yaml
+    writes one line per input), is written on one line: `self: grad * other; other: grad * self`. None where
+    none is written (a leaf's AccumulateGrad, a custom Function's node, an operation without a spec)."""
     cls = type(node)
     text = getattr(cls, "formula", None)
     if text is None:
         text = getattr(getattr(cls, "spec", None), "formula", None)
-    return text if isinstance(text, str) else None
+    if isinstance(text, str):
+        return text or None
+    if isinstance(text, Mapping) and text:
+        return "; ".join(f"{name}: {part}" for name, part in text.items())
+    return None
+
+
+def accumulates(node: Node) -> bool:
+    """Whether `node` is a leaf's AccumulateGrad (PyTorch's node that adds a gradient into a leaf's `.grad`
+    and passes nothing on), alive or not."""
+    return type(node) is AccumulateGrad
 
 
 def leaf(node: Node) -> Tensor | None:
