@@ -27,6 +27,7 @@ from gradcalc.autograd.inspection import (
     grad_of,
     inputs,
     leaf,
+    num_outputs,
     origin,
     saved,
     state,
@@ -144,7 +145,7 @@ def label(node: Any, names: Names, reprs: dict, style: Style = PLAIN) -> Label:
         about = _about(t, names.of(t), True, style) if t is not None else ""
         return style.node(node.name()), about, shown, _saved_text(node, names, reprs, style)
     outputs = names.outputs(node)
-    several = node.num_outputs > 1
+    several = num_outputs(node) > 1
     about = "; ".join(
         _about(names.made[(id(node), nr)], who, False, style, nr if several else None)
         for nr, who in sorted(outputs.items())
