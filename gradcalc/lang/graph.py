@@ -24,6 +24,7 @@ from typing import Any
 from gradcalc.autograd.inspection import (
     accumulates,
     formula,
+    formulas,
     grad_of,
     inputs,
     leaf,
@@ -45,8 +46,8 @@ MAX_LINES = 2000
 SMALL = 6  # a tensor of at most this many elements shows its value
 PLAIN = Style()  # DOT labels and JSON: no colour
 
-# one node's label: its name, what is known of its output(s), its formula, what it saved
-Label = tuple[str, str, str, str]
+# one node's label: its name, what is known of its output(s), its formula (per input), what it saved
+Label = tuple[str, str, tuple[str, ...], str]
 
 
 def _value(t: Any, reprs: dict[tuple[Any, bytes], str]) -> str:
@@ -137,9 +138,8 @@ def made_at(node: Any) -> str | None:
 
 
 def label(node: Any, names: Names, reprs: dict, style: Style = PLAIN) -> Label:
-    """One node's label: its name, what is known of its output(s), its formula, what it saved."""
-    text = formula(node)
-    shown = style.formula(text) if text is not None else ""
+    """One node's label: its name, what is known of its output(s), its formula (per input), what it saved."""
+    shown = tuple(style.formula(text if name is None else f"{name}: {text}") for name, text in formulas(node))
     if accumulates(node):  # made on first use by whichever statement: no origin of its own
         t = leaf(node)
         about = _about(t, names.of(t), True, style) if t is not None else ""
@@ -157,7 +157,7 @@ def _line(parts: Label, where: str | None = None, style: Style = PLAIN) -> str:
     """One line of the tree: the name first, then names and values, the formula, what it saved, and last
     where it was made (the part a reader's eye looks for first is the part a line starts with)."""
     name, about, rule, kept = parts
-    return (name + (f"  ({about})" if about else "") + (f"  formula: {rule}" if rule else "")
+    return (name + (f"  ({about})" if about else "") + (f"  formula: {'; '.join(rule)}" if rule else "")
             + (f"  saved: {kept}" if kept else "") + (style.where(f"  [{where}]") if where else ""))
 
 
@@ -305,7 +305,7 @@ class Graph(Told):
         if t.grad_fn is None:
             about = _about(t, names.of(t), t.requires_grad, PLAIN)
             title_line = "AccumulateGrad" if t.requires_grad else "no graph (does not require grad)"
-            out.append(f"  n0 [label={_label_text((title_line, about, '', ''))}, style=filled, fillcolor=lightblue];")
+            out.append(f"  n0 [label={_label_text((title_line, about, (), ''))}, style=filled, fillcolor=lightblue];")
             out.append("}")
             return "\n".join(out) + "\n"
         found, _, edges = self._nodes()
@@ -363,17 +363,19 @@ LABEL_WIDTH = 48  # a DOT label's line longer than this is broken after a comma 
 
 
 def _label_text(parts: Label) -> str:
-    """A DOT label: the node's name, what is known of its output, its formula and what it saved, each broken
-    into lines of about LABEL_WIDTH characters (a narrow box keeps a large graph narrow)."""
+    """A DOT label: the node's name, what is known of its output, its formula (an input a line) and what it
+    saved, each broken into lines of about LABEL_WIDTH characters (a narrow box keeps a large graph narrow)."""
     name, about, rule, kept = parts
-    lines = ([name] + (_wrap(about) if about else []) + (_wrap(f"formula: {rule}", spaces=True) if rule else [])
-             + (_wrap(f"saved: {kept}") if kept else []))
+    lines = [name] + (_wrap(about) if about else [])
+    for j, text in enumerate(rule):
+        lines.extend(_wrap(("formula: " if j == 0 else "  ") + text, spaces=True))
+    lines.extend(_wrap(f"saved: {kept}") if kept else [])
     return '"' + "\\n".join(_escape(line) for line in lines) + '"'
 
 
 def _wrap(text: str, spaces: bool = False) -> list[str]:
-    """`text` in lines of about LABEL_WIDTH characters, broken only after a top-level `, ` or `; ` (and with
-    `spaces`, a piece still too long at a top-level space: a formula's operators)."""
+    """`text` in lines of about LABEL_WIDTH characters, broken only after a top-level `, ` or `; ` (with
+    `spaces`, a formula: only where a piece is too long, at a top-level space, between its terms)."""
     pieces: list[str] = []
     depth, start = 0, 0
     for i, ch in enumerate(text):

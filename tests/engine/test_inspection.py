@@ -205,15 +205,16 @@ def test_formula_per_input_is_written_on_one_line_in_pytorchs_order(monkeypatch:
     mul = (x * x).grad_fn
     cls = type(mul)
     monkeypatch.setattr(cls, "formula", {"self": "grad * other", "other": "grad * self"}, raising=False)
+    assert ins.formulas(mul) == (("self", "grad * other"), ("other", "grad * self"))
     assert ins.formula(mul) == "self: grad * other; other: grad * self"
     monkeypatch.setattr(cls, "formula", None, raising=False)
     monkeypatch.setattr(cls, "spec", _Spec({"other": "grad * self"}), raising=False)
     assert ins.formula(mul) == "other: grad * self"  # the spec's, when the class has none of its own
     monkeypatch.setattr(cls, "spec", _Spec("grad * 2 * self"), raising=False)
-    assert ins.formula(mul) == "grad * 2 * self"
-    for nothing in ("", {}, 3):  # nothing written, or nothing that is a formula
+    assert ins.formulas(mul) == ((None, "grad * 2 * self"),) and ins.formula(mul) == "grad * 2 * self"
+    for nothing in ("", {}, 3, {"self": None}):  # nothing written, or nothing that is a formula
         monkeypatch.setattr(cls, "spec", _Spec(nothing), raising=False)
-        assert ins.formula(mul) is None
+        assert ins.formula(mul) is None and ins.formulas(mul) == ()
     acc = ins.edge_of(x).node
     assert ins.formula(acc) is None  # a leaf's AccumulateGrad: nothing to differentiate
 

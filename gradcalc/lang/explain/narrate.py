@@ -22,6 +22,7 @@ from gradcalc.autograd.inspection import (
     accumulates,
     edge_of,
     formula,
+    formulas,
     grad_of,
     inputs,
     nodes_below,
@@ -193,9 +194,9 @@ class Narration(Told):
             lines.append(f"{pad}{'returns':<{width}}{style.value(value, len(pad) + width)}   (grad() returns what "
                          f"arrived here for {style.name(k_names)}; this node does not run)")
             return lines
-        text = formula(node)
-        if text is not None:  # the derivative the numbers below come from
-            lines.append(f"{pad}{'formula':<{width}}{style.formula(text)}")
+        for j, (name, text) in enumerate(formulas(node)):  # the derivative the numbers below come from
+            written = text if name is None else f"{name}: {text}"  # one input a line, as derivatives.yaml
+            lines.append(f"{pad}{'formula' if j == 0 else '':<{width}}{style.formula(written)}")
         pre_hooks = [h for h in run.hooks if h.kind in ("tensor", "prehook")]  # they act on what arrived
         post_hooks = [h for h in run.hooks if h.kind not in ("tensor", "prehook")]
         if pre_hooks:
