@@ -18,7 +18,6 @@ not with its paths; the tree stops after MAX_LINES lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from gradcalc.autograd.inspection import (
@@ -366,16 +365,12 @@ def _label_text(parts: Label) -> str:
     """A DOT label: the node's name, what is known of its output, its formula (an input a line) and what it
     saved, each broken into lines of about LABEL_WIDTH characters (a narrow box keeps a large graph narrow)."""
     name, about, rule, kept = parts
-    lines = [name] + (_wrap(about) if about else [])
-    for j, text in enumerate(rule):
-        lines.extend(_wrap(("formula: " if j == 0 else "  ") + text, spaces=True))
-    lines.extend(_wrap(f"saved: {kept}") if kept else [])
+    lines = [name] + (_wrap(about) if about else []) + _formula_lines(rule) + (_wrap(f"saved: {kept}") if kept else [])
     return '"' + "\\n".join(_escape(line) for line in lines) + '"'
 
 
-def _wrap(text: str, spaces: bool = False) -> list[str]:
-    """`text` in lines of about LABEL_WIDTH characters, broken only after a top-level `, ` or `; ` (with
-    `spaces`, a formula: only where a piece is too long, at a top-level space, between its terms)."""
+def _wrap(text: str) -> list[str]:
+    """`text` in lines of about LABEL_WIDTH characters, broken only after a top-level `, ` or `; `."""
     pieces: list[str] = []
     depth, start = 0, 0
     for i, ch in enumerate(text):
@@ -387,37 +382,50 @@ def _wrap(text: str, spaces: bool = False) -> list[str]:
             pieces.append(text[start:i + 1])
             start = i + 2
     pieces.append(text[start:])
-    if spaces:
-        pieces = [part for piece in pieces for part in _at_spaces(piece)]
+    return _fill(pieces, "  ")
+
+
+def _formula_lines(parts: tuple[str, ...]) -> list[str]:
+    """A node's formula in a DOT label: an input a line (`formula: self: grad * other`, `  other: ...`), one
+    too long broken at a space between its terms or its outermost call's arguments (indented further)."""
+    lines: list[str] = []
+    for j, text in enumerate(parts):
+        pieces = _terms(text)
+        if len(pieces) > 1 and pieces[0].endswith(":"):  # an input's name stays with its formula's first term
+            pieces[:2] = [f"{pieces[0]} {pieces[1]}"]
+        pieces[0] = ("formula: " if j == 0 else "  ") + pieces[0]
+        lines.extend(_fill(pieces, "      "))
+    return lines
+
+
+def _terms(text: str) -> list[str]:
+    """`text` cut at its spaces outside brackets or inside one pair only (`a * f(b, c)`: `a`, `*`, `f(b,`,
+    `c)`): where a formula can be broken."""
+    pieces: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        elif ch == " " and depth <= 1:
+            if i > start:
+                pieces.append(text[start:i])
+            start = i + 1
+    pieces.append(text[start:])
+    return pieces
+
+
+def _fill(pieces: list[str], indent: str) -> list[str]:
+    """`pieces` joined by spaces into lines of at most LABEL_WIDTH characters where they fit (a piece longer
+    than that has a line of its own); the lines after the first indented by `indent`."""
     lines: list[str] = []
     for piece in pieces:
         if lines and len(lines[-1]) + 1 + len(piece) <= LABEL_WIDTH:
             lines[-1] += " " + piece
         else:
-            lines.append(piece if not lines else "  " + piece)
+            lines.append(piece if not lines else indent + piece)
     return lines
-
-
-def _at_spaces(piece: str) -> Iterator[str]:
-    """A piece longer than LABEL_WIDTH cut at its top-level spaces into parts of at most that width."""
-    if len(piece) <= LABEL_WIDTH:
-        yield piece
-        return
-    depth, start, last = 0, 0, -1
-    for i, ch in enumerate(piece):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif ch == " " and depth == 0:
-            if i - start > LABEL_WIDTH - 2 and last > start:
-                yield piece[start:last]
-                start = last + 1
-            last = i
-    if len(piece) - start > LABEL_WIDTH - 2 and last > start:
-        yield piece[start:last]
-        start = last + 1
-    yield piece[start:]
 
 
 def _escape(text: str) -> str:
