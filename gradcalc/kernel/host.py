@@ -2,7 +2,7 @@
 becomes a cell's outputs (outputs.py) and whose `graph` and `plot` are drawn inline when they can be.
 
 - `graph y`: Graphviz's drawing as SVG when its `dot` program is installed, with the REPL's text tree as the
-  output's `text/plain`; the text tree alone otherwise (as the REPL prints it).
+  output's `text/plain` (uncoloured); the text tree alone otherwise (coloured, as the REPL prints it).
 - `plot ...`: matplotlib's PNG when matplotlib is installed (the `plot` extra), with the braille plot as
   its `text/plain`; the braille plot alone otherwise. 80 columns wide, as for output that is not a terminal.
 - `explain`: coloured (the session is), as in the REPL; Jupyter renders the ANSI colours of a stream.
@@ -76,7 +76,7 @@ class KernelSession(Session):
         if svg is None:
             self.outputs.write("stdout", tree)
         else:
-            self.outputs.display({"image/svg+xml": svg, "text/plain": tree.rstrip("\n")})
+            self.outputs.display({"image/svg+xml": svg, "text/plain": _ANSI.sub("", tree).rstrip("\n")})
 
     def wrote(self, path: str) -> None:
         if path != self._inline_file:  # the drawing shown inline is the kernel's own file, not the program's

@@ -9,19 +9,12 @@ can be named through it.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterable
 from typing import Any
 
-from gradcalc.autograd.inspection import version_key
+from gradcalc.autograd.inspection import accumulates, leaf, version_key
 
 HIDDEN = ("_", "ans")  # the last printed value: a name of convenience, not the user's
-
-
-def leaf_of(node: Any) -> Any:
-    """The leaf tensor an AccumulateGrad node accumulates into (None for any other node)."""
-    v = getattr(node, "variable", None)
-    return v() if isinstance(v, weakref.ref) else v
 
 
 class Names:
@@ -81,9 +74,9 @@ class Names:
 
     def of_output(self, node: Any, nr: int = 0) -> list[str]:
         """The names of the tensors that are output `nr` of `node`: for a leaf's AccumulateGrad, the leaf's."""
-        leaf = leaf_of(node)
-        if leaf is not None and node.name() == "AccumulateGrad":
-            return self.of(leaf)
+        if accumulates(node):
+            t = leaf(node)
+            return self.of(t) if t is not None else []
         return self.nodes.get(id(node), {}).get(nr, [])
 
     def outputs(self, node: Any) -> dict[int, list[str]]:

@@ -342,15 +342,15 @@ class Session:
         self._guard.changing = self._stamp.origin
 
     def graph(self, tensor: Any, path: str | None) -> None:
-        """`graph y [to PATH]`: the tree to standard output, or a file (graph.py)."""
+        """`graph y [to PATH]`: the tree (JSON with --format json) to standard output, or a file (graph.py)."""
         from . import graph
         from .names import Names
 
-        names = Names(self.workspace, self._interp.finished_loop_names())
+        told = graph.Graph(tensor, Names(self.workspace, self._interp.finished_loop_names()))
         if path is None:
-            self._write(self.out, graph.tree(tensor, names) + "\n")
+            self._write(self.out, told.render(self.format, self.color) + "\n")
             return
-        graph.save(graph.dot(tensor, names), path)
+        graph.save(told.dot(), path)
         self.wrote(path)
 
     def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,

@@ -276,7 +276,7 @@ def test_long_labels_are_broken_after_commas_outside_brackets() -> None:
 
 
 def test_dot_labels_are_escaped() -> None:
-    assert graph._label_text(('a"b', "c\\N", "")) == '"a\\"b\\nc\\\\N"'
+    assert graph._label_text(('a"b', "c\\N", (), "")) == '"a\\"b\\nc\\\\N"'
 
 
 # -- files -----------------------------------------------------------------------------------------------

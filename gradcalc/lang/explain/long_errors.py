@@ -1,34 +1,49 @@
 """Bare `explain`: the session's last error in its long form: what happened, where (lines), why, the fix.
 
-For the errors the seed tutorials discuss, the engine's error carries what it is about
-(`autograd_reason`, `autograd_info`: the node, the tensor, the versions; see autograd/provenance.py), and
-the culprits are named by workspace name and line: which earlier backward freed the values a second one
-needed; which tensor a node saved, where that node was made, which statement changed the tensor in place
-and to which version; the leaf changed in place; the output without a gradient; the unused input; the
-inference tensor; the NaN's node under detect_anomaly. Any other error is told in its general long form.
+For the errors the seed tutorials discuss, the engine's error says what it is about (`inspection.reason_of`:
+a typed record with the node, the tensor, the versions), and the culprits are named by workspace name and
+line: which earlier backward freed the values a second one needed; which tensor a node saved, where that
+node was made, which statement changed the tensor in place and to which version; the leaf changed in place;
+the output without a gradient; the unused input; the inference tensor; the NaN's node under detect_anomaly.
+Any other error is told in its general long form. Where a statement is, is said by where.py.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from gradcalc.autograd import provenance
+from gradcalc.autograd.inspection import (
+    BackwardCall,
+    ErrorReason,
+    Freed,
+    InferenceInPlace,
+    InferenceSaved,
+    InputNoGrad,
+    LeafInPlace,
+    NanGradient,
+    NoGradOutput,
+    NonScalar,
+    Unused,
+    VersionMismatch,
+    call_history,
+    in_place_changes,
+    inputs,
+    origin,
+    reaches,
+    reason_of,
+    saved,
+    saved_names,
+    version_key,
+)
 
+from ..errors import Interrupted, SyntaxProblem
 from ..names import Names, quoted
-from .report import Report, at, owned, statement
+from . import where as places  # (`places.place`: one function says where a statement is)
+from .report import Report, owned
 from .style import Style
-
-
-def engine_error(exc: BaseException | None) -> BaseException | None:
-    """The engine's own exception behind a language error (kept as its context), if it says what it is about."""
-    seen = 0
-    while exc is not None and seen < 20:
-        if getattr(exc, "autograd_reason", None) is not None:
-            return exc
-        exc = exc.__context__
-        seen += 1
-    return None
+from .where import at, statement
 
 
 def explain_error(err: Any, frame: Any, interp: Any) -> Report:
@@ -43,20 +58,17 @@ def explain_error(err: Any, frame: Any, interp: Any) -> Report:
         return Report("error", "rebound", lambda s: [_head(err, _where(err), s), *_rebound(err, rebinding, s)],
                       line=_line(err))
     names = Names(frame)
-    cause = engine_error(err)
     where = _where(err)
-    origin = getattr(err, "origin", None)
-    if type(err).__name__ == "Interrupted":
-        return Report("error", "interrupted", lambda s: [_head(err, where, s), *_interrupted(err, origin)],
+    failing = getattr(err, "origin", None)
+    if isinstance(err, Interrupted):
+        return Report("error", "interrupted", lambda s: [_head(err, where, s), *_interrupted(err, failing)],
                       line=_line(err))
-    if cause is not None:
-        reason = cause.autograd_reason  # type: ignore[attr-defined]
-        info = cause.autograd_info  # type: ignore[attr-defined]
-        tell = TELLERS.get(reason)
-        if tell is not None:
-            body = tell(info, origin, names, interp)
-            return Report("error", reason, lambda s: [_head(err, where, s), *body(s)], line=_line(err))
-    return Report("error", "other", lambda s: [_head(err, where, s), *_general(err, origin)], line=_line(err))
+    cause = reason_of(err)  # what the engine's error behind it (kept as its context) is about
+    tell = TELLERS.get(type(cause)) if cause is not None else None
+    if cause is not None and tell is not None:
+        body = tell(cause, failing, names, interp)
+        return Report("error", cause.reason, lambda s: [_head(err, where, s), *body(s)], line=_line(err))
+    return Report("error", "other", lambda s: [_head(err, where, s), *_general(err, failing)], line=_line(err))
 
 
 def _line(err: Any) -> int | None:
@@ -87,14 +99,14 @@ def _source_line(err: Any) -> str | None:
     return lines[loc.line - 1].strip() if loc.line <= len(lines) else None
 
 
-def _general(err: Any, origin: Any) -> list[str]:
+def _general(err: Any, failing: Any) -> list[str]:
     lines = []
     text = _source_line(err)
-    if origin is not None:
-        lines.append(f"Where: {statement(origin)}.")
+    if failing is not None:
+        lines.append(f"Where: {statement(failing)}.")
     elif text:
         lines.append(f"Where: `{text}`.")
-    if type(err).__name__ == "SyntaxProblem":
+    if isinstance(err, SyntaxProblem):
         lines.append("Why: the program could not be read, so nothing of it ran.")
         lines.append("Fix: write it as the message says; `:help` lists the statements and functions.")
     else:
@@ -107,16 +119,16 @@ def _general(err: Any, origin: Any) -> list[str]:
 def _rebound(err: Any, r: Any, s: Style) -> list[str]:
     from .rebound import told
 
-    origin = getattr(err, "origin", None)
-    where = statement(origin) if origin is not None else "the statement"
+    failing = getattr(err, "origin", None)
+    where = statement(failing) if failing is not None else "the statement"
     return [f"What happened: {where} read {s.name(r.name + '.grad')}, which is None, and computed with it.",
             *told(r, s)]
 
 
-def _interrupted(err: Any, origin: Any) -> list[str]:
+def _interrupted(err: Any, failing: Any) -> list[str]:
     """Ctrl-C (LANGUAGE.md section 6): which statement it stopped, and that it changed nothing."""
-    where = statement(origin) if origin is not None else "the program"
-    if getattr(err, "finished", False) and origin is None:
+    where = statement(failing) if failing is not None else "the program"
+    if getattr(err, "finished", False) and failing is None:
         return ["Why: Ctrl-C came as the program was ending: every statement of it ran to its end.",
                 "Fix: nothing is wrong; the workspace is as the program left it."]
     if getattr(err, "finished", False):
@@ -141,30 +153,30 @@ def _interrupted(err: Any, origin: Any) -> list[str]:
 
 
 def _made(node: Any) -> str:
-    origin = getattr(node, "origin", None)
-    return f"`{node.name()}`" + (f" made {at(origin)}" if origin is not None else "")
+    o = origin(node)
+    return f"`{node.name()}`" + (f" made {at(o)}" if o is not None else "")
 
 
 def _node_names(node: Any, names: Names) -> list[str]:
     return names.of_output(node)
 
 
-# -- the tellers: (info, the failing statement's origin, names, interp) -> (style -> lines) ------------------
-def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    node = info["node"]
+# -- the tellers: (the reason, the failing statement's origin, names, interp) -> (style -> lines) ------------
+def _freed(info: Freed, failing: Any, names: Names, interp: Any) -> Any:
+    node = info.node
     who = _node_names(node, names)
-    saved = [n for n, spec in type(node).saved_names.items() if spec.is_tensor]
-    culprit = None
-    for call in reversed(provenance.recent()):
-        if owned(call.origin, interp) and not call.retain_graph and provenance.reaches(call.root_nodes(), node):
+    kept_names = saved_names(node, tensors_only=True)
+    culprit: BackwardCall | None = None
+    for call in reversed(call_history().calls):
+        if owned(call.origin, interp) and not call.retain_graph and reaches(call.roots, node):
             culprit = call
             break
 
     def build(s: Style) -> list[str]:
         of = f", the node of {s.name(quoted(who))}" if who else ""
-        origin_n = getattr(node, "origin", None)
+        origin_n = origin(node)
         made = f" made {at(origin_n)}" if origin_n is not None else ""
-        lines = [f"What happened: {statement(origin)} needed the values saved by {s.node(f'`{node.name()}`')}"
+        lines = [f"What happened: {statement(failing)} needed the values saved by {s.node(f'`{node.name()}`')}"
                  f"{of}{made}; they had been freed."]
         if culprit is not None:
             what = "backward" if culprit.accumulate else "grad()"
@@ -172,7 +184,7 @@ def _freed(info: dict, origin: Any, names: Names, interp: Any) -> Any:
                          "retain_graph, which frees saved values as it goes.")
         else:
             lines.append("Who freed them: an earlier backward or grad() through that node, without retain_graph.")
-        kept = f" (for {node.name()}: {', '.join(saved)})" if saved else ""
+        kept = f" (for {node.name()}: {', '.join(kept_names)})" if kept_names else ""
         lines.append(f"Why: a node keeps what its derivative needs{kept}; backward and grad() free it as they "
                      "pass, to save memory, unless told to keep it.")
         first = f" {at(culprit.origin)}" if culprit is not None else ""
@@ -209,16 +221,17 @@ def _with_retain_graph(text: str) -> str:
     return ""
 
 
-def _version(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    t, node = info["tensor"], info["node"]
-    index, saved_v, now = info["index"], info["saved_version"], info["version"]
+def _version(info: VersionMismatch, failing: Any, names: Names, interp: Any) -> Any:
+    t, node = info.tensor, info.node
+    saved_v, now = info.saved_version, info.version
     who = names.sharing(t)
     if not who:
-        who = [n for n, _ in names.counters.get(id(getattr(t, "_vc", None)), [])]
-    saved_name = next((n for n, spec in type(node).saved_names.items() if spec.index == index), None)
-    runs = [(o, a, b) for o, a, b in provenance.changes(getattr(t, "_vc", None)) if b > saved_v]
-    node_origin = getattr(node, "origin", None)
-    shape = tuple(t._data.shape)
+        who = [n for n, _ in names.counters.get(id(version_key(t)), [])]
+    named = saved_names(node, tensors_only=True)  # PyTorch's (a custom Function's saved tensors have none)
+    saved_name = next((v.name for v in saved(node) if v.index == info.index and v.name in named), None)
+    runs = [c for c in in_place_changes(t) if c.last > saved_v]
+    node_origin = origin(node)
+    shape = tuple(t.shape)
 
     def build(s: Style) -> list[str]:
         what = quoted(who) if who else f"a tensor of shape {shape}"
@@ -227,22 +240,21 @@ def _version(info: dict, origin: Any, names: Names, interp: Any) -> Any:
         first = f"{s.name(what)} was saved{as_name} by {s.node(f'`{node.name()}`')}{made} at version {saved_v}"
         if runs:
             steps = []
-            for o, a, b in runs:
+            for c in runs:
+                a, b = c.first, c.last
                 to = f"version {b}" if a == b or b == saved_v + 1 else f"versions {max(a, saved_v + 1)} to {b}"
-                steps.append(f"{statement(o)} changed it to {to}")
+                steps.append(f"{statement(c.origin)} changed it to {to}")
             first += "; " + "; then ".join(steps)
         else:
             first += f"; it was changed in place since (now version {now})"
-        text = getattr(origin, "text", "")
-        if text.startswith("backward") and not getattr(origin.unit, "interactive", False):
-            needed = f"backward at line {origin.line}"
-        else:
-            needed = statement(origin)
+        text = getattr(failing, "text", "")
+        line = places.place(failing)
+        needed = f"backward at {line}" if text.startswith("backward") and line is not None else statement(failing)
         first += f"; {needed} needed version {saved_v}."
         lines = [f"What happened: {first}"]
         lines.append(f"Why: {node.name()} needs the value it saved to compute its gradients; an in-place change "
                      f"(+=, x[i] = v, x.add_(...)) overwrote it, and the version counter (x.version) shows it.")
-        fix = _new_tensor_fix(runs[0][0] if runs else None, who[0] if who else None)
+        fix = _new_tensor_fix(runs[0].origin if runs else None, who[0] if who else None)
         lines.append(f"Fix: {fix}, or do the change after the backward.")
         return lines
 
@@ -262,16 +274,15 @@ def _new_tensor_fix(change: Any, name: str | None) -> str:
     return f"change a copy, `{target} = {target}.clone()` before the change (the graph keeps the old tensor)"
 
 
-def _leaf_inplace(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    t = info["tensor"]
-    view = info.get("view")
+def _leaf_inplace(info: LeafInPlace, failing: Any, names: Names, interp: Any) -> Any:
+    t, view = info.tensor, info.view
     who = names.of(t)
     name = who[0] if who else "the leaf"
-    text = getattr(origin, "text", "")
+    text = getattr(failing, "text", "")
 
     def build(s: Style) -> list[str]:
         through = " through a view of it" if view is not None else ""
-        lines = [f"What happened: {statement(origin)} changes {s.name(quoted(who) or 'a leaf')} in place{through}, "
+        lines = [f"What happened: {statement(failing)} changes {s.name(quoted(who) or 'a leaf')} in place{through}, "
                  f"but {name} is a leaf that requires grad."]
         lines.append(f"Why: backward computes gradients with respect to {name} as it is; changing it in place "
                      "while grad mode records would lose how its gradient flows.")
@@ -287,15 +298,15 @@ def _leaf_inplace(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _nonscalar(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    t, what = info["tensor"], info.get("what", "backward")
+def _nonscalar(info: NonScalar, failing: Any, names: Names, interp: Any) -> Any:
+    t, what = info.tensor, info.what or "backward"
     who = names.of(t)
     name = who[0] if who else "the output"
-    shape = tuple(t._data.shape)
+    shape = tuple(t.shape)
 
     def build(s: Style) -> list[str]:
-        lines = [f"What happened: {statement(origin)} starts {what} from {s.name(quoted(who) or name)}, which has "
-                 f"shape {shape} ({t._data.size} elements), without a gradient for it."]
+        lines = [f"What happened: {statement(failing)} starts {what} from {s.name(quoted(who) or name)}, which has "
+                 f"shape {shape} ({t.numel()} elements), without a gradient for it."]
         lines.append("Why: backward starts from one number, whose gradient is 1; for an output with several "
                      "elements you say how much each element counts, with a gradient of the output's shape.")
         if what == "grad":
@@ -309,13 +320,13 @@ def _nonscalar(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _no_grad_output(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    t, what = info["tensor"], info.get("what", "backward")
+def _no_grad_output(info: NoGradOutput, failing: Any, names: Names, interp: Any) -> Any:
+    t, what = info.tensor, info.what or "backward"
     who = names.of(t)
 
     def build(s: Style) -> list[str]:
         return [
-            f"What happened: {statement(origin)} starts {what} from {s.name(quoted(who) or 'a tensor')}, which does "
+            f"What happened: {statement(failing)} starts {what} from {s.name(quoted(who) or 'a tensor')}, which does "
             "not require grad.",
             "Why: nothing it was computed from requires grad (or it was computed inside `with no_grad:`), so "
             "no graph was recorded to go back through.",
@@ -325,14 +336,14 @@ def _no_grad_output(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _unused(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    k, t = info["index"], info["tensor"]
+def _unused(info: Unused, failing: Any, names: Names, interp: Any) -> Any:
+    k, t = info.index, info.tensor
     who = names.of(t)
 
     def build(s: Style) -> list[str]:
         what = s.name(quoted(who)) if who else f"input {k}"
         return [
-            f"What happened: grad() {at(origin)} was asked for the gradient with respect to {what} "
+            f"What happened: grad() {at(failing)} was asked for the gradient with respect to {what} "
             f"(input {k}), but the outputs were not computed from it.",
             "Why: an input the outputs do not depend on has no gradient at all (not even zero), and grad() "
             "treats asking for one as a mistake.",
@@ -342,15 +353,15 @@ def _unused(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _input_no_grad(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    k, t = info["index"], info["tensor"]
+def _input_no_grad(info: InputNoGrad, failing: Any, names: Names, interp: Any) -> Any:
+    k, t = info.index, info.tensor
     who = names.of(t)
 
     def build(s: Style) -> list[str]:
         what = s.name(quoted(who)) if who else f"input {k}"
         name = who[0] if who else "it"
         return [
-            f"What happened: grad() {at(origin)} was asked for the gradient with respect to {what} "
+            f"What happened: grad() {at(failing)} was asked for the gradient with respect to {what} "
             f"(input {k}), which does not require grad.",
             "Why: autograd computes gradients only for tensors that require grad; for the others (constants to "
             "it) there is nothing to return.",
@@ -361,14 +372,14 @@ def _input_no_grad(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _inference_saved(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    t = info["tensor"]
+def _inference_saved(info: InferenceSaved, failing: Any, names: Names, interp: Any) -> Any:
+    t = info.tensor
     who = names.of(t)
     name = who[0] if who else "it"
 
     def build(s: Style) -> list[str]:
         return [
-            f"What happened: {statement(origin)} computes with {s.name(quoted(who) or 'an inference tensor')}, an "
+            f"What happened: {statement(failing)} computes with {s.name(quoted(who) or 'an inference tensor')}, an "
             "inference tensor (made inside `with inference_mode:`), in an operation that must save it for backward.",
             "Why: inference tensors carry no version counter, so autograd can't check that they stay unchanged "
             "until backward; they can't be saved.",
@@ -379,14 +390,14 @@ def _inference_saved(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _inference_inplace(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    t = info["tensor"]
+def _inference_inplace(info: InferenceInPlace, failing: Any, names: Names, interp: Any) -> Any:
+    t = info.tensor
     who = names.of(t)
     name = who[0] if who else "it"
 
     def build(s: Style) -> list[str]:
         return [
-            f"What happened: {statement(origin)} changes {s.name(quoted(who) or 'an inference tensor')} in place; "
+            f"What happened: {statement(failing)} changes {s.name(quoted(who) or 'an inference tensor')} in place; "
             "it is an inference tensor (made inside `with inference_mode:`).",
             "Why: outside inference mode, an inference tensor can't be changed in place (autograd could not "
             "see the change).",
@@ -397,16 +408,16 @@ def _inference_inplace(info: dict, origin: Any, names: Names, interp: Any) -> An
     return build
 
 
-def _nan(info: dict, origin: Any, names: Names, interp: Any) -> Any:
-    node, i, grads = info["node"], info["index"], info.get("grads", ())
-    child = node._next[i] if i < len(node._next) else None
-    nrs = node._nrs or (0,) * len(node._next)
-    to = names.of_output(child, nrs[i]) if child is not None else []
+def _nan(info: NanGradient, failing: Any, names: Names, interp: Any) -> Any:
+    node, i, grads = info.node, info.index, info.grads or ()
+    edges = inputs(node)
+    edge = edges[i] if i < len(edges) else None
+    to = names.of_output(edge.node, edge.output_nr) if edge is not None else []
     g = grads[i] if i < len(grads) else None
 
     def build(s: Style) -> list[str]:
         dest = f" (the gradient for {s.name(quoted(to))})" if to else ""
-        lines = [f"What happened: under detect_anomaly, backward {at(origin)} found NaN in gradient {i} "
+        lines = [f"What happened: under detect_anomaly, backward {at(failing)} found NaN in gradient {i} "
                  f"of {s.node(_made(node))}{dest}."]
         if g is not None:
             lines.append(f"That gradient: {s.value(g, 2)}")
@@ -420,15 +431,15 @@ def _nan(info: dict, origin: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-TELLERS = {
-    "freed": _freed,
-    "version": _version,
-    "leaf_inplace": _leaf_inplace,
-    "nonscalar": _nonscalar,
-    "no_grad_output": _no_grad_output,
-    "unused": _unused,
-    "input_no_grad": _input_no_grad,
-    "inference_saved": _inference_saved,
-    "inference_inplace": _inference_inplace,
-    "nan": _nan,
+TELLERS: dict[type[ErrorReason], Callable[..., Callable[[Style], list[str]]]] = {
+    Freed: _freed,
+    VersionMismatch: _version,
+    LeafInPlace: _leaf_inplace,
+    NonScalar: _nonscalar,
+    NoGradOutput: _no_grad_output,
+    Unused: _unused,
+    InputNoGrad: _input_no_grad,
+    InferenceSaved: _inference_saved,
+    InferenceInPlace: _inference_inplace,
+    NanGradient: _nan,
 }

@@ -1,101 +1,97 @@
 """`explain backward ...` and `explain grad(...)`: the backward pass told step by step.
 
-The engine reports each step to an observer (`autograd.graph.observe_backward`, records in
-`autograd.events`) in the order PyTorch's engine runs the nodes. `Recorder` keeps them with snapshots of
-their tensors (a later backward may change a `.grad` in place); `Narration` tells them: one step per node,
-naming it by the workspace names of what it made, where it was made, what it received and what it passed
-along each edge (to which names), each `.grad` written (before -> after), the hooks that fired, the saved
-values freed, the inputs that needed no gradient. As text, or with `--format json` as one object per step.
+The engine reports each step through `inspection.observe` (`NodeRan` and `GradWritten` records) in the order
+PyTorch's engine runs the nodes. `Recorder` keeps them with snapshots of their tensors (a later backward may
+change a `.grad` in place); `Narration` tells them: one step per node, naming it by the workspace names of
+what it made, where it was made, its formula (from the operation's spec), what it received and what it
+passed along each edge (to which names), each `.grad` written (before -> after), the hooks that fired, the
+saved values freed, the inputs that needed no gradient. As text, or with `--format json` as one object per
+step (told.py).
 """
 
 from __future__ import annotations
 
-import json
+import re
 from typing import Any
+
+from gradcalc.autograd.inspection import (
+    Edge,
+    GradWritten,
+    HookFired,
+    NodeRan,
+    accumulates,
+    edge_of,
+    formula,
+    formulas,
+    grad_of,
+    inputs,
+    nodes_below,
+    num_outputs,
+    observe,
+    origin,
+    saved,
+    snapshot,
+)
 
 from ..names import Names
 from .style import Style, names_text
+from .told import Told
+from .where import made, number, short
 
-ACCUMULATE = "AccumulateGrad"
-
-
-def snapshot(t: Any) -> Any:
-    """A copy of a gradient as it is now (same dtype, requires_grad and grad_fn, for printing)."""
-    if t is None:
-        return None
-    import numpy as np
-
-    from ..runtime import ENGINE
-
-    s = ENGINE.Tensor._make(np.array(t._data, copy=True), t._requires_grad, t.grad_fn)
-    s._output_nr = t._output_nr
-    return s
+__all__ = ["Narration", "Recorder", "observe", "skipped_inputs", "snapshot"]
 
 
 class Recorder:
-    """The observer: every event of the backward with its tensors copied."""
+    """The listener of `inspection.observe`: every record of the backward with its tensors copied."""
 
     def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
+        self.events: list[NodeRan | GradWritten] = []
 
-    def __call__(self, e: Any) -> None:
-        kind = type(e).__name__
-        if kind == "NodeRun":
-            self.events.append((kind, e._replace(
-                grad_outputs=tuple(snapshot(g) for g in e.grad_outputs),
-                grad_inputs=tuple(snapshot(g) for g in e.grad_inputs),
-            )))
-        else:  # GradAccumulated, GradRetained: `after` as the .grad is now, with its grad_fn (create_graph)
-            self.events.append((kind, e._replace(after=snapshot(e.tensor._grad))))
+    def __call__(self, e: NodeRan | GradWritten) -> None:
+        if isinstance(e, NodeRan):
+            self.events.append(NodeRan(
+                e.node, tuple(snapshot(g) for g in e.grad_outputs), tuple(snapshot(g) for g in e.grad_inputs),
+                e.to, e.hooks, e.freed, e.executed))
+        else:  # `after` as the .grad is now, with its grad_fn (create_graph)
+            self.events.append(GradWritten(e.tensor, e.node, e.grad, e.before, snapshot(grad_of(e.tensor)),
+                                           e.retained))
 
 
-def _node_of(t: Any) -> tuple[Any, int]:
-    if t.grad_fn is not None:
-        return t.grad_fn, t._output_nr
-    return t._accumulate_node() if t._requires_grad else None, 0
+def _entry(t: Any) -> Any:
+    """The node a gradient for `t` enters the graph at (None: it does not require grad)."""
+    edge = edge_of(t)
+    return None if edge is None else edge.node
 
 
 def skipped_inputs(roots: list[Any], names: Names) -> dict[int, dict[int, list[str]]]:
     """Before the walk frees anything: for each node below `roots` with an input that needs no gradient,
     the names of that input when the node saved it (PyTorch's `self` is input 0, `other` input 1)."""
-    from ..runtime import ENGINE
-
     out: dict[int, dict[int, list[str]]] = {}
-    seen: set[int] = set()
-    stack = [r for r in roots if r is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        nexts = getattr(node, "_next", ())
-        for i, child in enumerate(nexts):
-            if child is not None:
-                stack.append(child)
-            elif i < 2:
-                spec = type(node).saved_names.get(("self", "other")[i])
-                saved = node._saved
-                index = getattr(spec, "index", None)
-                if index is not None and saved and index < len(saved) and type(saved[index]) is ENGINE.Tensor:
-                    who = names.of(saved[index])
-                    if who:
-                        out.setdefault(id(node), {})[i] = who
+    for node in nodes_below(roots):
+        for i, edge in enumerate(inputs(node)[:2]):
+            if edge is not None:
+                continue
+            wanted = ("self", "other")[i]
+            value = next((v.value for v in saved(node) if v.name == wanted and v.is_tensor), None)
+            who = names.of(value) if value is not None else []
+            if who:
+                out.setdefault(id(node), {})[i] = who
     return out
 
 
 class Step:
     """One node's turn."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: NodeRan) -> None:
         self.run = run
         self.node = run.node
-        self.grads: list[tuple[str, Any, Any, Any]] = []  # (kind, tensor, before, after)
+        self.grads: list[GradWritten] = []  # the .grads written just before it ran
         self.results: list[tuple[int, Any]] = []  # grad(): (input number, value returned for it)
         self.arrivals = 0  # how many gradients were added up into what the node received
 
 
-class Narration:
-    """What one backward or grad() call did, ready to be told (`text`) or listed (`json_lines`)."""
+class Narration(Told):
+    """What one backward or grad() call did, ready to be told (`lines`) or listed (`objects`)."""
 
     def __init__(
         self, recorder: Recorder, names: Names, *, kind: str, roots: list[tuple[Any, Any, str]],
@@ -109,14 +105,14 @@ class Narration:
         self.skipped = skipped
         self.inputs = inputs or []
         self.steps: list[Step] = []
-        pending: list[tuple[str, Any, Any, Any]] = []
+        pending: list[GradWritten] = []
         arrivals: dict[int, int] = {}
         for t, _, _ in roots:
-            node, _nr = _node_of(t)
+            node = _entry(t)
             if node is not None:
                 arrivals[id(node)] = arrivals.get(id(node), 0) + 1
-        for kind_, e in recorder.events:
-            if kind_ == "NodeRun":
+        for e in recorder.events:
+            if isinstance(e, NodeRan):
                 step = Step(e)
                 step.grads = pending
                 pending = []
@@ -125,13 +121,11 @@ class Narration:
                     if g is not None and child is not None:
                         arrivals[id(child)] = arrivals.get(id(child), 0) + 1
                 self.steps.append(step)
-            elif kind_ == "GradAccumulated":
-                pending.append(("leaf", e.tensor, e.before, e.after))
             else:
-                pending.append(("retained", e.tensor, e.before, e.after))
+                pending.append(e)
         if results is not None:
             for k, t in enumerate(self.inputs):
-                node, _nr = _node_of(t)
+                node = _entry(t)
                 for step in self.steps:
                     if step.node is node:
                         step.results.append((k, results[k]))
@@ -140,19 +134,19 @@ class Narration:
     # -- labels ------------------------------------------------------------------------------------
     def _node_names(self, node: Any) -> list[str]:
         out: list[str] = []
-        for nr in range(getattr(node, "num_outputs", 1) or 1):
+        for nr in range(num_outputs(node) or 1):
             for n in self.names.of_output(node, nr):
                 if n not in out:
                     out.append(n)
         return out
 
-    def _target(self, child: Any, nr: int, style: Style) -> str:
-        who = self.names.of_output(child, nr)
+    def _target(self, edge: Edge, style: Style) -> str:
+        who = self.names.of_output(edge.node, edge.output_nr)
         if who:
             return names_text(who, style)
-        origin = _origin(child)
-        where = f" ({_line_of(origin)})" if origin is not None else ""
-        return style.node(child.name()) + style.where(where)
+        o = origin(edge.node)
+        where = f" ({short(o)})" if o is not None else ""
+        return style.node(edge.node.name()) + style.where(where)
 
     def _tensor_label(self, t: Any) -> str | None:
         who = self.names.of(t)
@@ -164,12 +158,12 @@ class Narration:
         return who[0] if who else f"input {k}"
 
     # -- text --------------------------------------------------------------------------------------
-    def text(self, style: Style) -> str:
+    def lines(self, style: Style) -> list[str]:
         lines = [self._header(style)]
         for i, step in enumerate(self.steps, 1):
             lines.extend(self._step_lines(i, step, style))
         lines.extend(self._summary(style))
-        return "\n".join(lines)
+        return lines
 
     def _header(self, style: Style) -> str:
         parts = []
@@ -182,25 +176,27 @@ class Narration:
 
     def _step_lines(self, i: int, step: Step, style: Style) -> list[str]:
         run, node = step.run, step.node
-        is_leaf = node.name() == ACCUMULATE
         who = self._node_names(node)
         head = f"{i:>2}. "
         if who:
             head += names_text(who, style) + "  "
         head += style.node(node.name())
-        origin = _origin(node)
-        if origin is not None:
-            head += "  " + style.where(f"({origin})")
+        o = origin(node)
+        if o is not None:
+            head += "  " + style.where(f"({made(o)})")
         lines = [head]
         pad = "      "
         width = 10
-        received = [g for g in run.grad_outputs]
+        received = list(run.grad_outputs)
         if not run.executed:
             k_names = ", ".join(self._input_label(k) for k, _ in step.results) or "an input"
             value = step.results[0][1] if step.results else (received[0] if received else None)
             lines.append(f"{pad}{'returns':<{width}}{style.value(value, len(pad) + width)}   (grad() returns what "
                          f"arrived here for {style.name(k_names)}; this node does not run)")
             return lines
+        for j, (name, text) in enumerate(formulas(node)):  # the derivative the numbers below come from
+            written = text if name is None else f"{name}: {text}"  # one input a line, as derivatives.yaml
+            lines.append(f"{pad}{'formula' if j == 0 else '':<{width}}{style.formula(written)}")
         pre_hooks = [h for h in run.hooks if h.kind in ("tensor", "prehook")]  # they act on what arrived
         post_hooks = [h for h in run.hooks if h.kind not in ("tensor", "prehook")]
         if pre_hooks:
@@ -218,32 +214,30 @@ class Narration:
                 parts.append(f"{label}: {style.value(g, len(pad) + width)}")
             extra = f"   ({step.arrivals} gradients arrived)" if step.arrivals > len(received) else ""
             lines.append(f"{pad}{'received':<{width}}" + "; ".join(parts) + extra)
-        for kind, t, before, after in step.grads:
-            label = self._tensor_label(t) or ("the leaf" if kind == "leaf" else "this tensor")
-            note = "   (retain_grad)" if kind == "retained" else ""
+        for w in step.grads:
+            label = self._tensor_label(w.tensor) or ("this tensor" if w.retained else "the leaf")
+            note = "   (retain_grad)" if w.retained else ""
             head = f"{pad}{(label + '.grad'):<{width - 1}} "  # a long name still leaves a space
-            was = style.value(before, len(head))
+            was = style.value(w.before, len(head))
             now_at = len(head) + _visible(was.rsplit("\n", 1)[-1]) + 4 if "\n" not in was else len(head)
-            lines.append(f"{head}{was} -> {style.value(after, now_at)}{note}")
+            lines.append(f"{head}{was} -> {style.value(w.after, now_at)}{note}")
         for k, value in step.results:
             lines.append(f"{pad}{'returns':<{width}}{style.value(value, len(pad) + width)}   (grad()'s result "
                          f"for {style.name(self._input_label(k))})")
-        if not is_leaf:
-            edges = list(zip(run.grad_inputs, run.to, strict=False)) if run.grad_inputs else [
-                (None, child) for child in run.to]
-            nrs = node._nrs or (0,) * len(node._next)
+        if not accumulates(node):  # a leaf's AccumulateGrad passes nothing on
+            edges = inputs(node)
+            given = run.grad_inputs
             skipped = self.skipped.get(id(node), {})
-            count = len(node._next)
-            for k in range(count):
-                g, child = edges[k] if k < len(edges) else (None, node._next[k])
+            count = len(edges)
+            for k, edge in enumerate(edges):
+                g = given[k] if k < len(given) else None
                 branch = "└─ " if k == count - 1 else "├─ "
-                if child is None:
+                if edge is None:
                     who_in = skipped.get(k)
                     what = names_text(who_in, style) if who_in else f"input {k}"
                     lines.append(f"{pad}{branch}{what}: skipped (does not require grad)")
                     continue
-                target = self._target(child, nrs[k], style)
-                head = f"{pad}{branch}to {target}: "
+                head = f"{pad}{branch}to {self._target(edge, style)}: "
                 shown = style.value(g, _visible(head)) if g is not None else "None (no gradient goes this way)"
                 lines.append(head + shown)
         if post_hooks:
@@ -270,49 +264,37 @@ class Narration:
         return out
 
     # -- json --------------------------------------------------------------------------------------
-    def json_lines(self) -> str:
+    def objects(self) -> list[dict[str, Any]]:
         from ..render import tensor_json
 
         def val(t: Any) -> Any:
             return None if t is None else tensor_json(t)
 
-        out = []
+        out: list[dict[str, Any]] = []
         for step in self.steps:
             run, node = step.run, step.node
-            line = getattr(_origin(node), "line", None)
             if run.executed:
-                nrs = node._nrs or (0,) * len(node._next)
-                to = [
-                    None if child is None else (self.names.of_output(child, nrs[k]) or [child.name()])[0]
-                    for k, child in enumerate(node._next)
-                ]
-                grad_inputs = [val(g) for g in run.grad_inputs] if run.grad_inputs else [None] * len(node._next)
-                if node.name() == ACCUMULATE:
+                edges = inputs(node)
+                to = [None if e is None else (self.names.of_output(e.node, e.output_nr) or [e.node.name()])[0]
+                      for e in edges]
+                grad_inputs = [val(g) for g in run.grad_inputs] if run.grad_inputs else [None] * len(edges)
+                if accumulates(node):
                     grad_inputs, to = [], []
                 out.append({
-                    "event": "node", "node": node.name(), "line": line, "names": self._node_names(node),
+                    "event": "node", "node": node.name(), "line": number(origin(node)),
+                    "names": self._node_names(node), "formula": formula(node),
                     "grad_outputs": [val(g) for g in run.grad_outputs], "grad_inputs": grad_inputs, "to": to,
                     "freed": list(run.freed), "hooks": [_hook_text(h) for h in run.hooks],
                 })
-            for _kind, t, before, after in step.grads:
-                out.append({"event": "grad", "name": self._tensor_label(t), "before": val(before),
-                            "after": val(after)})
+            for w in step.grads:
+                out.append({"event": "grad", "name": self._tensor_label(w.tensor), "before": val(w.before),
+                            "after": val(w.after)})
             for k, value in step.results:
                 out.append({"event": "result", "input": k, "name": self._input_label(k), "value": val(value)})
-        return "\n".join(json.dumps(o, allow_nan=True) for o in out)
+        return out
 
 
-def _origin(node: Any) -> Any:
-    """Where a node was made; none for a leaf's AccumulateGrad (made on the leaf's first use, not by a line)."""
-    return None if node.name() == ACCUMULATE else getattr(node, "origin", None)
-
-
-def _line_of(origin: Any) -> str:
-    line = getattr(origin, "line", None)
-    return f"line {line}" if line is not None and not getattr(origin.unit, "interactive", False) else str(origin)
-
-
-def _hook_text(h: Any) -> str:
+def _hook_text(h: HookFired) -> str:
     fn = h.hook
     name = getattr(fn, "name", None) or getattr(getattr(fn, "__wrapped__", None), "name", None)
     if not isinstance(name, str):
@@ -324,8 +306,9 @@ def _hook_text(h: Any) -> str:
     return text + (" (replaced the gradient)" if h.replaced else "")
 
 
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _visible(text: str) -> int:
     """The width of `text` on the screen: its length without colour codes (values under it line up)."""
-    import re
-
-    return len(re.sub(r"\x1b\[[0-9;]*m", "", text))
+    return len(_COLOUR.sub("", text))

@@ -25,8 +25,13 @@ diagnosis where it shows them (compiler.py's `.grad` read and block runner, why_
 from __future__ import annotations
 
 import re
+import warnings
 import weakref
 from typing import Any, NamedTuple
+
+from gradcalc.autograd.graph import STAMP
+
+from .where import sentence, statement
 
 WALK_LIMIT = 100_000  # nodes looked at when searching a graph for a rebinding (only when something was noted)
 
@@ -46,8 +51,7 @@ _NOTES: weakref.WeakKeyDictionary[Any, tuple[str, Any, Any]] = weakref.WeakKeyDi
 
 def note(name: str, old: Any, new: Any) -> None:
     """`name` was bound to the leaf `old` (which requires grad) and is now bound to the non-leaf `new`."""
-    from gradcalc.autograd.graph import STAMP
-    from gradcalc.autograd.inspection import edge_of
+    from gradcalc.autograd.inspection import edge_of  # (lazy: this module is on the start-up path, inspection is not)
 
     edge = edge_of(old, create=False)
     if edge is None:  # the leaf was never used in a recorded computation: `new` is not computed from it
@@ -60,7 +64,7 @@ def find(t: Any, names: Any) -> Rebinding | None:
     root = t.grad_fn
     if root is None or not _NOTES or not names:
         return None
-    from gradcalc.autograd.inspection import inputs, reaches
+    from gradcalc.autograd.inspection import inputs, reaches  # (lazy: off the start-up path)
 
     wanted = set(names)
     seen: set[int] = set()
@@ -143,8 +147,6 @@ LAST_NONE = _LastNone()
 
 def short(r: Rebinding) -> str:
     """One clause for a warning or an error: which line rebound the name, and the fix."""
-    from .report import statement
-
     return (f"{r.name} was a leaf until {statement(r.origin)} rebound it to a tensor computed from it; update "
             f"{r.name} in place under `with no_grad:` (`{fix(r)}`) to keep it a leaf")
 
@@ -156,8 +158,6 @@ def fix(r: Rebinding) -> str:
 
 def told(r: Rebinding, s: Any) -> list[str]:
     """The long form (explain T.grad, bare explain): what the assignment did, why .grad is None, the fix."""
-    from .report import sentence, statement
-
     name = s.name(r.name)
     return [
         f"{sentence(statement(r.origin))} rebound the name {name} from a leaf that requires grad to a tensor "
@@ -181,13 +181,9 @@ def warning_text(r: Rebinding) -> str:
 def read_grad(t: Any, frame: Any) -> Any:
     """`T.grad` read by the language for a non-leaf T whose .grad is None: the engine's warning, or, for a
     rebound leaf, the language's warning saying so (the None remembered for the error that may follow)."""
-    import warnings
-
     r = find(t, bound_name(t, frame)) if _NOTES else None
     if r is None:
         return t.grad  # the engine's warning as it is
-    from gradcalc.autograd.graph import STAMP
-
     LAST_NONE.origin, LAST_NONE.rebinding = STAMP.origin, r
     warnings.warn(warning_text(r), UserWarning, stacklevel=2)
     return None

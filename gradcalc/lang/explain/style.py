@@ -10,6 +10,7 @@ BOLD = "\x1b[1m"
 CYAN = "\x1b[36m"
 MAGENTA = "\x1b[35m"
 DIM = "\x1b[2m"
+GREEN = "\x1b[32m"
 RESET = "\x1b[0m"
 
 
@@ -34,6 +35,10 @@ class Style:
     def where(self, text: str) -> str:
         """Where something was made (`line 3: y = a * b`)."""
         return self._paint(DIM, text)
+
+    def formula(self, text: str) -> str:
+        """A node's derivative as mathematics (`grad * other`)."""
+        return self._paint(GREEN, text)
 
     def warn(self, text: str) -> str:
         """What went wrong, or a value that is not what one hopes (NaN, freed)."""

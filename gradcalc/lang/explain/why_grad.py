@@ -11,47 +11,62 @@ The reasons, in the order they are checked (LANGUAGE.md §7):
 For a `.grad` that is a tensor: the backward calls (by line) that added into it since it was last set, whether
 it carries a graph (`create_graph`), and in-place changes made to it (`x.grad.zero_()`).
 
-What happened is read from the engine's bounded history (autograd/provenance.py: the last calls, the last
-`.grad` set, in-place changes), computed when asked: whether a backward's output depends on T is a walk of
-that call's graph, done here, not during the backward.
+What happened is read from the engine's bounded history through `gradcalc.autograd.inspection` (the last
+calls, `call_history`; the last `.grad` set, `last_grad_set`; the calls that wrote it since, `grad_writes`;
+in-place changes, `in_place_changes`), computed when asked: whether a backward's output depends on T is a
+walk of that call's graph (`reaches`), done here, not during the backward.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gradcalc.autograd import provenance
+from gradcalc.autograd.inspection import (
+    CALLS_KEPT,
+    BackwardCall,
+    GradSet,
+    call_history,
+    edge_of,
+    grad_of,
+    grad_writes,
+    in_place_changes,
+    last_grad_set,
+    origin,
+    reaches,
+    state,
+)
 
 from ..names import Names
 from .rebound import find, told
-from .report import Report, at, owned, sentence, statement
+from .report import Report, owned
 from .style import Style
+from .where import at, sentence, statement
 
 
 def explain_grad(t: Any, names: Names, label: str, interp: Any) -> Report:
     """The report on `t.grad` (`label` is how the program wrote T, for an unnamed T)."""
     who = names.of(t)
     name = who[0] if who else label
-    g = t._grad
-    calls = [c for c in provenance.recent() if owned(c.origin, interp)]
+    g = grad_of(t)
+    calls = [c for c in call_history().calls if owned(c.origin, interp)]
     if g is not None:
         return _has_grad(t, g, name, calls, interp)
-    if t.grad_fn is not None and not t._retains_grad:
+    if t.grad_fn is not None and not state(t).retains_grad:
         rebinding = find(t, who)
         if rebinding is not None:
             return Report("grad", "rebound", lambda s: [
                 f"{_dot(rebinding.name, s)} is None: {s.name(rebinding.name)} is not the leaf it was.",
                 *told(rebinding, s)])
         return _not_leaf(t, name, calls)
-    if not t._requires_grad:
+    if not state(t).requires_grad:
         return Report("grad", "no_requires_grad", lambda s: [
             f"{_dot(name, s)} is None: {s.name(name)} does not require grad, so autograd treats it as a constant and "
             "computes no gradient for it.",
             f"Fix: make it a leaf that requires grad before computing with it: `{name} = ... requires_grad` "
             f"(or `{name}.requires_grad_(true)`), then run the computation and backward again.",
         ])
-    cleared = provenance.last_set(t)
-    if cleared is not None and owned(cleared[0], interp):
+    cleared = last_grad_set(t)
+    if cleared is not None and owned(cleared.origin, interp):
         return _cleared(t, name, cleared, calls)
     backwards = [c for c in calls if c.accumulate]
     if not backwards:
@@ -63,11 +78,11 @@ def _dot(name: str, s: Style) -> str:
     return s.name(f"{name}.grad")
 
 
-def _not_leaf(t: Any, name: str, calls: list[Any]) -> Report:
+def _not_leaf(t: Any, name: str, calls: list[BackwardCall]) -> Report:
     node = t.grad_fn
-    origin = getattr(node, "origin", None)
-    made = f"made by {node.name()}" + (f" {at(origin)}" if origin is not None else "")
-    reached = [c for c in calls if c.accumulate and provenance.reaches(c.root_nodes(), node, 100_000)]
+    o = origin(node)
+    made = f"made by {node.name()}" + (f" {at(o)}" if o is not None else "")
+    reached = [c for c in calls if c.accumulate and reaches(c.roots, node, 100_000)]
 
     def build(s: Style) -> list[str]:
         lines = [
@@ -85,14 +100,13 @@ def _not_leaf(t: Any, name: str, calls: list[Any]) -> Report:
     return Report("grad", "not_leaf", build)
 
 
-def _cleared(t: Any, name: str, cleared: tuple[Any, int, bool], calls: list[Any]) -> Report:
-    origin, serial, to_none = cleared
-    before = [c for c in calls if c.serial <= serial and c.wrote_into(t)]
-    text = getattr(origin, "text", "")
+def _cleared(t: Any, name: str, cleared: GradSet, calls: list[BackwardCall]) -> Report:
+    before = [c for c in calls if c.serial <= cleared.after_call and c.wrote_into(t)]
+    text = getattr(cleared.origin, "text", "")
     how = "zero_grad" if text.startswith("zero_grad") else "an assignment"
 
     def build(s: Style) -> list[str]:
-        lines = [f"{_dot(name, s)} is None: {how} set it to None {at(origin)}, and no backward has "
+        lines = [f"{_dot(name, s)} is None: {how} set it to None {at(cleared.origin)}, and no backward has "
                  "written it since."]
         if before:
             lines.append(f"Before that, {_calls_text(before)} had written it.")
@@ -103,8 +117,8 @@ def _cleared(t: Any, name: str, cleared: tuple[Any, int, bool], calls: list[Any]
     return Report("grad", "cleared", build)
 
 
-def _no_backward(t: Any, name: str, calls: list[Any]) -> Report:
-    grads = [c for c in calls if not c.accumulate and any(x is t for x in c.input_tensors())]
+def _no_backward(t: Any, name: str, calls: list[BackwardCall]) -> Report:
+    grads = [c for c in calls if not c.accumulate and any(x is t for x in c.inputs)]
 
     def build(s: Style) -> list[str]:
         lines = [f"{_dot(name, s)} is None: no backward has run yet in this session."]
@@ -117,14 +131,15 @@ def _no_backward(t: Any, name: str, calls: list[Any]) -> Report:
     return Report("grad", "no_backward", build)
 
 
-def _not_reached(t: Any, name: str, last: Any, names: Names) -> Report:
-    target = t.grad_fn if t.grad_fn is not None else t._accumulator
-    roots = last.root_nodes()
+def _not_reached(t: Any, name: str, last: BackwardCall, names: Names) -> Report:
+    entry = edge_of(t, create=False)
+    target = None if entry is None else entry.node
+    roots = last.roots
     outputs: list[str] = []
     for node in roots:
         outputs.extend(n for n in names.of_output(node) if n not in outputs)
     out_text = ", ".join(f"`{o}`" for o in outputs) or "its output"
-    depends = target is not None and bool(roots) and provenance.reaches(roots, target)
+    depends = target is not None and bool(roots) and reaches(roots, target)
 
     def build(s: Style) -> list[str]:
         where = statement(last.origin)
@@ -149,7 +164,7 @@ def _not_reached(t: Any, name: str, last: Any, names: Names) -> Report:
     return Report("grad", "not_reached", build)
 
 
-def _calls_text(calls: list[Any]) -> str:
+def _calls_text(calls: list[BackwardCall]) -> str:
     """`line 4 (`backward b`)`, `line 7 (`backward loss`) 3 times`: calls grouped by statement, in order."""
     groups: list[list[Any]] = []
     for c in calls:
@@ -161,36 +176,37 @@ def _calls_text(calls: list[Any]) -> str:
     return ", then ".join(parts)
 
 
-def _has_grad(t: Any, g: Any, name: str, calls: list[Any], interp: Any) -> Report:
-    cleared, writes = provenance.grad_writes(t)
+def _has_grad(t: Any, g: Any, name: str, calls: list[BackwardCall], interp: Any) -> Report:
+    cleared, writes = grad_writes(t)
     writes = [c for c in writes if owned(c.origin, interp)]
-    if cleared is not None and not owned(cleared[0], interp):
+    if cleared is not None and not owned(cleared.origin, interp):
         cleared = None
     call_origins = {id(c.origin) for c in calls}
-    changes = [(o, a, b) for o, a, b in provenance.changes(g._vc) if id(o) not in call_origins and o is not None]
-    full = len(provenance.calls) == provenance.KEPT and writes and writes[0].serial == provenance.calls[0][0]
+    changes = [c for c in in_place_changes(g) if id(c.origin) not in call_origins and c.origin is not None]
+    history = call_history()
+    full = history.full and writes and writes[0].serial == history.calls[0].serial
     retained = t.grad_fn is not None
 
     def build(s: Style) -> list[str]:
         lines = [f"{_dot(name, s)} is {s.value(g, 2)}"]
         if retained:
             lines.append(f"{s.name(name)} is not a leaf; it keeps its gradient because of retain_grad.")
-        if cleared is not None and not cleared[2]:
-            lines.append(f"It was set {at(cleared[0])}.")
+        if cleared is not None and not cleared.to_none:
+            lines.append(f"It was set {at(cleared.origin)}.")
         elif cleared is not None and writes:
-            lines.append(f"It was set to None {at(cleared[0])}.")
+            lines.append(f"It was set to None {at(cleared.origin)}.")
         if writes:
             verb = "wrote it" if len(writes) == 1 else "added into it, in this order"
-            older = f" (and maybe earlier calls: gradcalc keeps the last {provenance.KEPT})" if full else ""
+            older = f" (and maybe earlier calls: gradcalc keeps the last {CALLS_KEPT})" if full else ""
             lines.append(sentence(f"{_calls_text(writes)} {verb}") + older + ".")
             if len(writes) > 1:
                 lines.append("Gradients add up across backward calls until zeroed (zero_grad, or .grad.zero_()).")
-        elif cleared is None or cleared[2]:
+        elif cleared is None or cleared.to_none:
             lines.append("No backward call that gradcalc remembers wrote it (it keeps the last "
-                         f"{provenance.KEPT} calls).")
-        for o, a, b in changes:
-            to = f"version {b}" if a == b else f"versions {a} to {b}"
-            lines.append(sentence(f"{statement(o)} changed it in place ({to})."))
+                         f"{CALLS_KEPT} calls).")
+        for c in changes:
+            to = f"version {c.last}" if c.first == c.last else f"versions {c.first} to {c.last}"
+            lines.append(sentence(f"{statement(c.origin)} changed it in place ({to})."))
         if g.grad_fn is not None:
             graph_calls = [c for c in writes if c.create_graph]
             by = f" {at(graph_calls[-1].origin)}" if graph_calls else ""

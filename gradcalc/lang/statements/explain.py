@@ -147,35 +147,25 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
 
 
 def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
-    from gradcalc.autograd.graph import observe_backward
-
-    from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
+    from ..explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot
     from ..names import Names
 
     names = Names(f)
     recorder = Recorder()
     skipped = skipped_inputs([y.grad_fn], names)
     seed = snapshot(g if g is not None else _ones(y)) if g is not None or y.numel() == 1 else None
-    with observe_backward(recorder):
+    with observe(recorder):
         call()
     who = names.of(y)
     story = Narration(recorder, names, kind="backward", roots=[(y, seed, ", ".join(who) or label)], flags=flags,
                       skipped=skipped)
-    host.explanation(lambda fmt, color: _told(story, fmt, color))
+    host.explanation(story.render)
 
 
 def _ones(t: Any) -> Any:
     import gradcalc
 
     return gradcalc.ones_like(t.detach())
-
-
-def _told(story: Any, fmt: str, color: bool) -> str:
-    from ..explain.style import Style
-
-    if fmt == "json":
-        return story.json_lines()
-    return story.text(Style(fmt, color))
 
 
 # -- explain grad(...) -------------------------------------------------------------------------------------
@@ -188,9 +178,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     label = _expr_text(c, node.args[0]).split(",")[0] if node.args else "the output"
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.graph import observe_backward
-
-        from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
+        from ..explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot
         from ..names import Names
 
         fn = func(f)
@@ -212,7 +200,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
         seeds = _tensor_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
         skipped = skipped_inputs([t.grad_fn for t in outs], names)
         recorder = Recorder()
-        with observe_backward(recorder):
+        with observe(recorder):
             try:
                 value = fn.invoke(a, kw)
             except GradcalcError as exc:
@@ -234,7 +222,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
             if isinstance(value, tuple) else None
         story = Narration(recorder, names, kind="grad", roots=roots, flags=flags, skipped=skipped, inputs=ins,
                           results=results)
-        host.explanation(lambda fmt, color: _told(story, fmt, color))
+        host.explanation(story.render)
         host.show(value, True)  # as the expression statement `grad(...)` shows it
 
     return run
