@@ -61,3 +61,9 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:  # noqa: A002
     """log(softmax(x)) along `dim`, computed stably."""
     return _S.log_softmax(input, _softmax_dim("log_softmax", input.dim()) if dim is None else dim, dtype)
+
+
+# -- convolution, pooling and the rest of the layers the tutorials' CNNs use (issue 21) --------------------------
+from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad  # noqa: E402
+
+__all__ += ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "pad"]

@@ -20,6 +20,7 @@ from . import (
     basic,
     binary,
     classification,
+    conv,
     creation,
     device,
     elementwise,
@@ -43,7 +44,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, creation, device, random, spellings,
+    reorder, nn, losses, classification, conv, creation, device, random, spellings,
 )
 
 
