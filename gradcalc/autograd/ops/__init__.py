@@ -30,6 +30,7 @@ from . import (
     linalg,
     losses,
     nn,
+    pooling,
     random,
     reductions,
     reorder,
@@ -44,7 +45,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, conv, creation, device, random, spellings,
+    reorder, nn, losses, classification, conv, pooling, creation, device, random, spellings,
 )
 
 

@@ -145,7 +145,7 @@ def _forward(x: np.ndarray, w: np.ndarray, p: Any) -> np.ndarray:
 
 def _input_grad(g: np.ndarray, x_shape: tuple, w: np.ndarray, p: Any) -> np.ndarray:
     if p.transposed:
-        return W.conv_forward(g, w, p.stride, p.padding, p.dilation, p.groups)
+        return W.conv_forward(g, w, p.stride, p.padding, p.dilation, p.groups, x_shape[2:])
     return W.conv_input_grad(g, w, x_shape[2:], p.stride, p.padding, p.dilation, p.groups)
 
 
@@ -329,6 +329,9 @@ def _double_backward(gg_i: Any, gg_w: Any, gg_b: Any, g: Tensor, w: Tensor, x: T
                                         (0,) * len(kernel))
             extra = tuple(n - e for n, e in zip(x._data.shape[2:], expected, strict=True))
             g_i = _convolve(g, gg_w, None, p.stride, p.padding, p.dilation, True, extra, p.groups)
+        for d in range(2, g_i._data.ndim):  # an output padding past the stride made the product longer
+            if g_i._data.shape[d] > x._data.shape[d]:
+                g_i = S.narrow(g_i, d, 0, x._data.shape[d])
     return (gg_o, g_i, g_w)
 
 

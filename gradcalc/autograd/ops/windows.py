@@ -45,11 +45,13 @@ def window_view(xp: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...]
 
 
 def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
-           dilation: tuple[int, ...], groups: int) -> tuple[np.ndarray, tuple[int, ...]]:
-    """The unfolded windows of `x`, `(groups, C/groups · K, N · L)`, and the output's spatial shape."""
+           dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> tuple[np.ndarray, tuple]:
+    """The unfolded windows of `x`, `(groups, C/groups · K, N · L)`, and the output's spatial shape (`out`: only
+    the first windows, where a transposed convolution's output padding made the input longer)."""
     n, c = x.shape[:2]
-    out = tuple(out_size(s, k, st, p, d) for s, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation,
-                                                                     strict=True))
+    if out is None:
+        out = tuple(out_size(s, k, st, p, d) for s, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation,
+                                                                         strict=True))
     v = window_view(padded(x, padding), kernel, stride, dilation, out)
     nd = len(kernel)
     # (N, C, *out, *kernel) -> (C, *kernel, N, *out): one copy, rows by channel and offset, columns by position
@@ -59,10 +61,11 @@ def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padd
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...],
-                 dilation: tuple[int, ...], groups: int) -> np.ndarray:
-    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`."""
+                 dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> np.ndarray:
+    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)` (`out`: the
+    first windows only)."""
     n, o = x.shape[0], w.shape[0]
-    cols, out = im2col(x, w.shape[2:], stride, padding, dilation, groups)
+    cols, out = im2col(x, w.shape[2:], stride, padding, dilation, groups, out)
     wm = w.reshape(groups, o // groups, -1)
     y = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/g, N·L) per group
     y = y.reshape(o, n, *out)
@@ -74,8 +77,8 @@ def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stri
     """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`; `g` may carry
     leading dims (rows of a batched backward), which the result then carries too."""
     nd = len(kernel)
-    cols, _ = im2col(x, kernel, stride, padding, dilation, groups)
     batch = g.shape[: g.ndim - 2 - nd]
+    cols, _ = im2col(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
     o = g.shape[len(batch) + 1]
     gm = _grad_by_channel(g, groups, nd)  # (..., G, O/G, N·L)
     if groups == 1 and not batch:
