@@ -23,7 +23,9 @@ from . import (
     conv,
     creation,
     device,
+    einsum,
     elementwise,
+    encoding,
     indexing,
     inplace,
     joins,
@@ -45,7 +47,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, conv, pooling, creation, device, random, spellings,
+    reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
 )
 
 
