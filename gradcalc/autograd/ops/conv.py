@@ -143,18 +143,18 @@ def _forward(x: np.ndarray, w: np.ndarray, p: Any) -> np.ndarray:
     return W.conv_forward(x, w, p.stride, p.padding, p.dilation, p.groups)
 
 
-def _input_grad(g: np.ndarray, x_shape: tuple, w: np.ndarray, p: Any) -> np.ndarray:
+def _input_grad(g: np.ndarray, x_shape: tuple, w: np.ndarray, p: Any, gm: Any = None) -> np.ndarray:
     if p.transposed:
         return W.conv_forward(g, w, p.stride, p.padding, p.dilation, p.groups, x_shape[2:])
-    return W.conv_input_grad(g, w, x_shape[2:], p.stride, p.padding, p.dilation, p.groups)
+    return W.conv_input_grad(g, w, x_shape[2:], p.stride, p.padding, p.dilation, p.groups, gm)
 
 
-def _weight_grad(g: np.ndarray, x: np.ndarray, w_shape: tuple, p: Any) -> np.ndarray:
+def _weight_grad(g: np.ndarray, x: np.ndarray, w_shape: tuple, p: Any, gm: Any = None) -> np.ndarray:
     if p.transposed:  # the input plays the output gradient's part, and the gradient the input's
         if g.ndim > x.ndim:  # rows of a batched backward: one product each
             return np.stack([_weight_grad(row, x, w_shape, p) for row in g])
         return W.conv_weight_grad(g, x, w_shape[2:], p.stride, p.padding, p.dilation, p.groups)
-    return W.conv_weight_grad(x, g, w_shape[2:], p.stride, p.padding, p.dilation, p.groups)
+    return W.conv_weight_grad(x, g, w_shape[2:], p.stride, p.padding, p.dilation, p.groups, gm)
 
 
 def _bias_grad(g: np.ndarray, lead: int = 0) -> np.ndarray:
@@ -227,8 +227,12 @@ class ConvolutionBackward0(Node):
 
 
 def _backward_arrays(g: np.ndarray, x: np.ndarray, w: np.ndarray, p: Any, mask: tuple) -> tuple:
-    return (_input_grad(g, x.shape, w, p) if mask[0] else None,
-            _weight_grad(g, x, w.shape, p) if mask[1] else None,
+    """The three gradients on arrays (None where `mask` says no)."""
+    gm = None
+    if mask[0] and mask[1] and not p.transposed:  # both products read the gradient by channel: laid out once
+        gm = W.grad_by_channel(g, p.groups, g.ndim - 2)
+    return (_input_grad(g, x.shape, w, p, gm) if mask[0] else None,
+            _weight_grad(g, x, w.shape, p, gm) if mask[1] else None,
             _bias_grad(g) if mask[2] else None)
 
 

@@ -106,30 +106,56 @@ def _planes(a: np.ndarray) -> np.ndarray:
 # -- max_pool2d ----------------------------------------------------------------------------------------------------
 def _max_arrays(x: np.ndarray, pool: _Pool) -> tuple[np.ndarray, np.ndarray]:
     """The maxima and their flat indices in each (H, W) plane, in PyTorch's scan order (see the module docstring)."""
-    h, w = x.shape[-2:]
     floating = x.dtype.kind == "f"
+    clipped = any(pool.padding) or pool.ceil_mode
+    if clipped or (floating and np.isnan(x).any()):
+        best, idx = _max_scan(_planes(x), pool, floating)
+    else:
+        best, idx = _max_fast(_planes(x), pool)
+    if x.ndim == 3:
+        best, idx = best[0], idx[0]
+    return best, idx
+
+
+def _max_fast(x: np.ndarray, pool: _Pool) -> tuple[np.ndarray, np.ndarray]:
+    """`_max_scan` where every window lies inside the input and nothing is NaN: the maxima by `np.maximum`, and
+    only the number of the winning kernel offset kept per window (one byte), made an index at the end."""
+    v = pool.view(x, 0)
+    kh, kw = pool.kernel
+    best = v[..., 0, 0].copy()
+    code = np.zeros(best.shape, dtype=np.uint8 if kh * kw < 256 else np.int64)
+    take = np.empty(best.shape, dtype=bool)
+    for k in range(1, kh * kw):
+        cand = v[..., k // kw, k % kw]
+        np.greater(cand, best, out=take)  # strictly: a tie keeps the earlier offset, as PyTorch's scan
+        # the last offset that won: offsets grow, so it is the largest k that won (no branch per element)
+        np.maximum(code, take.view(np.uint8) * code.dtype.type(k), out=code)
+        np.maximum(best, cand, out=best)
+    (sh, sw), (dh, dw) = pool.stride, pool.dilation
+    w = x.shape[-1]
+    rows, cols = np.arange(pool.out[0]) * sh, np.arange(pool.out[1]) * sw
+    offsets = np.array([(k // kw) * dh * w + (k % kw) * dw for k in range(kh * kw)], dtype=np.int64)
+    return best, np.take(offsets, code) + (rows[:, None] * w + cols[None, :])
+
+
+def _max_scan(x: np.ndarray, pool: _Pool, floating: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The maxima and their indices by PyTorch's scan: a later value taken when strictly larger or NaN, the first
+    element of each window inside the input taken whatever it is (windows may reach into the padding)."""
+    h, w = x.shape[-2:]
     fill = -np.inf if floating else np.iinfo(x.dtype).min
-    v = pool.view(_planes(x), fill)
+    v = pool.view(x, fill)
     best = np.full(v.shape[:4], fill, dtype=x.dtype)
     idx = np.full(v.shape[:4], -1, dtype=np.int64)
-    clipped = any(pool.padding) or pool.ceil_mode
     for i, j in itertools.product(range(pool.kernel[0]), range(pool.kernel[1])):
         rows, cols = pool.positions(i, j)
         cand = v[..., i, j]
-        if not clipped and i == 0 and j == 0:  # every window starts inside the input
-            np.copyto(best, cand)
-            take: Any = True
-        else:
-            take = cand > best
-            if floating:
-                take |= np.isnan(cand)
-            if clipped:  # a window's first element inside the input is taken whatever it is (PyTorch's start)
-                inside = ((rows >= 0) & (rows < h))[:, None] & ((cols >= 0) & (cols < w))[None, :]
-                take = (take | (idx == -1)) & inside
-            np.copyto(best, cand, where=take)
+        take = cand > best
+        if floating:
+            take |= np.isnan(cand)
+        inside = ((rows >= 0) & (rows < h))[:, None] & ((cols >= 0) & (cols < w))[None, :]
+        take = (take | (idx == -1)) & inside
+        np.copyto(best, cand, where=take)
         np.copyto(idx, rows[:, None] * w + cols[None, :], where=take)
-    if x.ndim == 3:
-        best, idx = best[0], idx[0]
     return best, idx
 
 

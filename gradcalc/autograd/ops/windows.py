@@ -44,52 +44,100 @@ def window_view(xp: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...]
     return as_strided(xp, xp.shape[:2] + tuple(out) + tuple(kernel), strides, writeable=False)
 
 
+# Images per piece of the work: the columns of one piece (and its product) stay in the cache between being
+# made and being used, rather than making the whole batch's, then reading them back from memory.
+CHUNK_BYTES = 2**20
+
+
+def _chunk(n: int, per_image: int) -> int:
+    return max(1, min(n, CHUNK_BYTES // max(per_image, 1)))
+
+
+def _out(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple) -> tuple[int, ...]:
+    return tuple(out_size(s, k, st, p, d) for s, k, st, p, d in zip(x_shape[2:], kernel, stride, padding, dilation,
+                                                                     strict=True))
+
+
+class _Pieces:
+    """The images of a batch, a few at a time, each piece's columns `(groups, C/groups · K, n · L)` made in one
+    buffer reused from piece to piece."""
+
+    def __init__(self, x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, groups: int,
+                 out: tuple) -> None:
+        self.x, self.kernel, self.stride, self.padding, self.dilation = x, kernel, stride, padding, dilation
+        self.out, self.length = out, math.prod(out)
+        self.rows = (x.shape[1] // groups) * math.prod(kernel)
+        self.groups = groups
+        self.step = _chunk(x.shape[0], groups * self.rows * self.length * x.itemsize)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        """(first image, last image + 1, their columns)."""
+        x, n, c = self.x, self.x.shape[0], self.x.shape[1]
+        nd = len(self.kernel)
+        buf = np.empty(self.groups * self.rows * self.step * self.length, dtype=x.dtype)
+        for s in range(0, n, self.step):
+            e = min(n, s + self.step)
+            cols = buf[: self.groups * self.rows * (e - s) * self.length].reshape(
+                self.groups, self.rows, (e - s) * self.length)
+            v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
+            # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position
+            np.copyto(cols.reshape(c, *self.kernel, e - s, *self.out),
+                      np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd))))
+            yield s, e, cols
+
+
 def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
            dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> tuple[np.ndarray, tuple]:
     """The unfolded windows of `x`, `(groups, C/groups · K, N · L)`, and the output's spatial shape (`out`: only
     the first windows, where a transposed convolution's output padding made the input longer)."""
     n, c = x.shape[:2]
     if out is None:
-        out = tuple(out_size(s, k, st, p, d) for s, k, st, p, d in zip(x.shape[2:], kernel, stride, padding, dilation,
-                                                                         strict=True))
-    v = window_view(padded(x, padding), kernel, stride, dilation, out)
+        out = _out(x.shape, kernel, stride, padding, dilation)
     nd = len(kernel)
-    # (N, C, *out, *kernel) -> (C, *kernel, N, *out): one copy, rows by channel and offset, columns by position
-    order = (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd))
-    cols = np.transpose(v, order).reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out))
-    return cols, out
+    v = window_view(padded(x, padding), kernel, stride, dilation, out)
+    cols = np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd)))
+    return cols.reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out)), out
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...],
                  dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> np.ndarray:
-    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)` (`out`: the
-    first windows only)."""
+    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`, a few
+    images at a time (`out`: the first windows only)."""
     n, o = x.shape[0], w.shape[0]
-    cols, out = im2col(x, w.shape[2:], stride, padding, dilation, groups, out)
-    wm = w.reshape(groups, o // groups, -1)
-    y = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/g, N·L) per group
-    y = y.reshape(o, n, *out)
-    return np.ascontiguousarray(np.swapaxes(y, 0, 1))
+    if out is None:
+        out = _out(x.shape, w.shape[2:], stride, padding, dilation)
+    pieces = _Pieces(x, w.shape[2:], stride, padding, dilation, groups, out)
+    wm = w.reshape(groups, o // groups, pieces.rows)
+    y = np.empty((n, o, *out), dtype=np.result_type(x, w))
+    for s, e, cols in pieces:
+        prod = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/G, n·L) per group
+        np.copyto(y[s:e], np.swapaxes(prod.reshape(o, e - s, *out), 0, 1))
+    return y
 
 
 def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
-                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
-    """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`; `g` may carry
-    leading dims (rows of a batched backward), which the result then carries too."""
+                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
+                     gm: np.ndarray | None = None) -> np.ndarray:
+    """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`, summed over the
+    images a few at a time; `g` may carry leading dims (rows of a batched backward), which the result then carries
+    too (`gm`: g as `grad_by_channel` lays it out, when the caller has it)."""
     nd = len(kernel)
     batch = g.shape[: g.ndim - 2 - nd]
-    cols, _ = im2col(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
     o = g.shape[len(batch) + 1]
-    gm = _grad_by_channel(g, groups, nd)  # (..., G, O/G, N·L)
-    if groups == 1 and not batch:
-        gw = gm[0] @ cols[0].T
-    else:
-        gw = np.matmul(gm, np.swapaxes(cols, -1, -2))
-    return gw.reshape(*batch, o, x.shape[1] // groups, *kernel)
+    if gm is None:
+        gm = grad_by_channel(g, groups, nd)  # (..., G, O/G, N·L)
+    pieces = _Pieces(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
+    gw = None
+    for s, e, cols in pieces:
+        block = gm[..., s * pieces.length: e * pieces.length]
+        part = block[0] @ cols[0].T if groups == 1 and not batch else np.matmul(block, np.swapaxes(cols, -1, -2))
+        gw = part if gw is None else np.add(gw, part, out=gw)
+    return gw.reshape(*batch, o, x.shape[1] // groups, *kernel)  # type: ignore[union-attr]
 
 
-def _grad_by_channel(g: np.ndarray, groups: int, nd: int) -> np.ndarray:
-    """A gradient `(..., N, O, *out)` as `(..., groups, O/groups, N · L)`, the layout the columns multiply."""
+def grad_by_channel(g: np.ndarray, groups: int, nd: int) -> np.ndarray:
+    """A gradient `(..., N, O, *out)` (`nd` spatial dims) as `(..., groups, O/groups, N · L)`, the layout the
+    columns multiply."""
     k = g.ndim - 2 - nd
     n, o = g.shape[k], g.shape[k + 1]
     order = (*range(k), k + 1, k, *range(k + 2, k + 2 + nd))
@@ -97,23 +145,33 @@ def _grad_by_channel(g: np.ndarray, groups: int, nd: int) -> np.ndarray:
 
 
 def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...],
-                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
+                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
+                    gm: np.ndarray | None = None) -> np.ndarray:
     """The gradient in the input (of spatial shape `size`) of `conv_forward(x, w, ...)` given the output's
-    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w`."""
+    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w` (`gm`: g by channel, if at hand),
+    a few images at a time."""
     nd = len(size)
     n, o = g.shape[:2]
     c = w.shape[1] * groups
     kernel, out = w.shape[2:], g.shape[2:]
-    gm = _grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
-    wm = w.reshape(groups, o // groups, -1)
-    gcols = wm[0].T @ gm[0] if groups == 1 else np.matmul(np.swapaxes(wm, 1, 2), gm)
-    gcols = gcols.reshape(c, *kernel, n, *out)
-    # fold the columns back: each kernel offset adds its slice of positions into the padded input
+    length, k = math.prod(out), math.prod(kernel)
+    if gm is None:
+        gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
+    wt = np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2)  # (G, C/G·K, O/G)
     full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
-    buf = np.zeros((c, n, *full), dtype=gcols.dtype)
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        where = tuple(slice(i * d, i * d + st * (m - 1) + 1, st)
-                      for i, d, st, m in zip(offset, dilation, stride, out, strict=True))
-        buf[(slice(None), slice(None), *where)] += gcols[(slice(None), *offset)]
     crop = tuple(slice(p, p + s) for p, s in zip(padding, size, strict=True))
-    return np.ascontiguousarray(np.swapaxes(buf[(slice(None), slice(None), *crop)], 0, 1))
+    gx = np.empty((n, c, *size), dtype=np.result_type(g, w))
+    step = _chunk(n, c * k * length * g.itemsize)
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        block = gm[..., s * length: e * length]
+        gcols = wt[0] @ block[0] if groups == 1 else np.matmul(wt, block)
+        gcols = gcols.reshape(c, *kernel, e - s, *out)
+        # fold the columns back: each kernel offset adds its slice of positions into the padded input
+        buf = np.zeros((c, e - s, *full), dtype=gcols.dtype)
+        for offset in itertools.product(*(range(kk) for kk in kernel)):
+            where = tuple(slice(i * d, i * d + st * (m - 1) + 1, st)
+                          for i, d, st, m in zip(offset, dilation, stride, out, strict=True))
+            buf[(slice(None), slice(None), *where)] += gcols[(slice(None), *offset)]
+        np.copyto(gx[s:e], np.swapaxes(buf[(slice(None), slice(None), *crop)], 0, 1))
+    return gx
