@@ -21,6 +21,7 @@ import numpy as np
 from .. import saved as SV
 from .. import spec
 from ..node import Node
+from ..reasons import worded
 from ..tensor import Tensor
 from . import shape as S
 from . import windows as W
@@ -88,16 +89,20 @@ def _check(x: Tensor, w: Tensor, b: Tensor | None, stride: tuple[int, ...], padd
         raise RuntimeError(f"Given groups={groups}, weight of size {_sizes(ws)}, expected input{_sizes(xs)} to have "
                            f"{channels} channels, but got {xs[1]} channels instead")
     if x._data.dtype != w._data.dtype:
-        raise RuntimeError(f"expected scalar type {_TYPE.get(str(x._data.dtype), x._data.dtype)} but found "
-                           f"{_TYPE.get(str(w._data.dtype), w._data.dtype)}")
+        raise worded(f"expected scalar type {_TYPE.get(str(x._data.dtype), x._data.dtype)} but found "
+                     f"{_TYPE.get(str(w._data.dtype), w._data.dtype)}",
+                     f"convolution: the input is {x._data.dtype} and the weight {w._data.dtype}: convert one with "
+                     ".double() or .float()")
     out_channels = ws[1] * groups if transposed else ws[0]
     if b is not None:
         if b._data.ndim != 1 or b._data.shape[0] != out_channels:
             raise RuntimeError(f"Given weight of size {_sizes(ws)}, expected bias to be 1-dimensional with "
                                f"{out_channels} elements, but got bias of size {_sizes(b._data.shape)} instead")
         if b._data.dtype != x._data.dtype:
-            raise RuntimeError(f"Input type ({_C_TYPE.get(str(x._data.dtype), x._data.dtype)}) and bias type "
-                               f"({_C_TYPE.get(str(b._data.dtype), b._data.dtype)}) should be the same")
+            raise worded(f"Input type ({_C_TYPE.get(str(x._data.dtype), x._data.dtype)}) and bias type "
+                         f"({_C_TYPE.get(str(b._data.dtype), b._data.dtype)}) should be the same",
+                         f"convolution: the input is {x._data.dtype} and the bias {b._data.dtype}: convert one with "
+                         ".double() or .float()")
     if transposed:
         for op, s, d in zip(output_padding, stride, dilation, strict=True):
             if op >= s and op >= d:

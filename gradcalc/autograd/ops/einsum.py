@@ -390,6 +390,8 @@ def _from_sublists(args: tuple) -> tuple[str, list]:
     sublist format: 0-25 are a-z, 26-51 A-Z, Ellipsis is `...`)."""
 
     def letters(sub: Any) -> str:
+        if isinstance(sub, Tensor) and sub._data.ndim == 1:  # (a list of numbers the language made a tensor)
+            sub = [int(v) if float(v).is_integer() else v for v in sub._data.tolist()]
         out = []
         for s in sub:
             if s is Ellipsis:
@@ -444,21 +446,17 @@ def _einsum_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
                             + L.einsum("ii", s) + L.einsum("ij->ji", s)[:2, :1]
                             + L.einsum("i,j->ij", s[0], b[0])[:2] + L.einsum(a, [0, 1], b, [1, 2], [0, 2])
                             + L.einsum("bij,bij->b", c, c)[:2, None] + L.einsum("ij,jk,kl->il", a, s, b)))
-def einsum(*args: Any) -> Tensor:
+def einsum(equation: Any, *operands: Any) -> Tensor:
     """Einstein summation: einsum('ij,jk->ik', a, b) multiplies operands along the subscripts they share and sums
     those missing from the output (implicit output: the subscripts seen once, in order; '...' for broadcast dims);
     also einsum('ij,jk', [a, b]) and the sublist form einsum(a, [0, 1], b, [1, 2])."""
-    if not args:
-        raise TypeError("einsum(): must specify the equation string and at least one operand, or at least one "
-                        "operand and its subscripts list")
-    if isinstance(args[0], str):
-        equation, operands = args[0], list(args[1:])
-        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            operands = list(operands[0])
+    if isinstance(equation, str):
+        ops = list(operands)
+        if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
+            ops = list(ops[0])
     else:
-        equation, operands = _from_sublists(args)
-    for i, t in enumerate(operands):
+        equation, ops = _from_sublists((equation, *operands))
+    for i, t in enumerate(ops):
         if not isinstance(t, Tensor):
             raise TypeError(f"einsum(): operand {i} must be a tensor, not {type(t).__name__}")
-    return _einsum(equation, operands)
-
+    return _einsum(equation, ops)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from .. import spec
+from ..reasons import worded
 from ..tensor import Tensor
 
 
@@ -35,7 +36,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
         raise TypeError(f"one_hot(): argument 'tensor' must be Tensor, not {type(tensor).__name__}")
     x = tensor._data
     if x.dtype != np.int64:
-        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+        raise worded("one_hot is only applicable to index tensor of type LongTensor.",
+                     f"one_hot needs class indices as an int64 tensor, not {x.dtype}: convert them with .long()")
     n = int(num_classes)
     if x.size == 0:
         if n <= 0:
