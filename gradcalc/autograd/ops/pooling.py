@@ -302,7 +302,7 @@ def max_pool2d(input: Tensor, kernel_size: int | tuple[int, ...], stride: int | 
                padding: int | tuple[int, ...] = 0, dilation: int | tuple[int, ...] = 1, ceil_mode: bool = False,
                return_indices: bool = False) -> Any:
     """The maximum of each kernel_size window of an input (N, C, H, W) or (C, H, W), windows `stride` apart
-    (kernel_size by default); return_indices=True also gives where each maximum is in its (H, W) plane."""
+    (kernel_size by default); with return_indices, also where each maximum is in its (H, W) plane."""
     x = _tensor(input, "max_pool2d")
     kept = (_given(kernel_size, "kernel_size", "max_pool2d"),
             () if stride is None else _given(stride, "stride", "max_pool2d"),
