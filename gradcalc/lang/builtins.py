@@ -76,9 +76,12 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
         "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
         "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "Flatten", "Unflatten",
         "Softmax", "LogSoftmax",
+        "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     ),
     "nn.functional": (
         "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
+        "avg_pool2d", "adaptive_avg_pool2d", "one_hot", "pad",
     ),
     "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
     "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
@@ -290,8 +293,8 @@ def kind_of(name: str, param: inspect.Parameter, first: bool) -> str:
             return "T"
         if parts <= {"Sequence[Tensor]", "list[Tensor]", "tuple[Tensor, ...]", "Tensor"} and parts != {"Tensor"}:
             return "L"
-        if parts <= {"int", "tuple[int, ...]", "Sequence[int]"}:
-            return "I"
+        if parts <= {"int", "tuple[int, ...]", "Sequence[int]"} or parts == {"int", "tuple[int, ...]", "str"}:
+            return "I"  # (a convolution's padding may be "same" or "valid": as_ints passes a string on)
         if parts <= {"float", "int | float"} and "float" in parts:
             return "N"
         if any(p.startswith("Callable") for p in parts):

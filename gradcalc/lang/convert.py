@@ -110,7 +110,9 @@ def whole(value: Any, what: str = "a dimension or size") -> int:
 
 
 def as_ints(value: Any) -> Any:
-    """`I`: an int, or a tuple of ints for a list, tuple or 1-d tensor."""
+    """`I`: an int, or a tuple of ints for a list, tuple or 1-d tensor (a string, a padding's "same", as it is)."""
+    if isinstance(value, str):
+        return value
     if isinstance(value, (list, tuple)):
         return tuple(whole(v) for v in value)
     if isinstance(value, _Tensor()) and value.ndim == 1:

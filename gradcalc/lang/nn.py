@@ -74,7 +74,13 @@ WANTS: dict[str, str] = {
     "dtype": "a dtype (float32 or float64)",
     "dict": "a dict (what state_dict() returns)",
     "wholes": "a list of whole numbers such as [30, 80]",
+    "size": "a whole number or a tuple of them such as (3, 3)",
+    "padding": "a whole number, a tuple of them, or \"same\" or \"valid\"",
 }
+# Annotations of a size given as one number or one per dimension (a kernel's, a stride...), and of a padding,
+# which may also be PyTorch's word for one ("same", "valid").
+SIZE_PARTS = frozenset({"int", "tuple[int, ...]"})
+PADDING_PARTS = SIZE_PARTS | {"str"}
 
 
 class WrongArgument(Exception):
@@ -176,6 +182,19 @@ def _wholes(v: Any) -> list[int]:
     raise WrongArgument
 
 
+def _size(v: Any) -> Any:
+    """A whole number, or a tuple of them (none inside keeps a dim, where an adaptive pooling takes one)."""
+    if isinstance(v, _tensor_type()) and v.ndim == 1:
+        v = tuple(v.unbind())
+    if isinstance(v, (list, tuple)):
+        return tuple(None if x is None else _whole(x) for x in v)
+    return _whole(v)
+
+
+def _padding(v: Any) -> Any:
+    return v if isinstance(v, str) else _size(v)
+
+
 def _optimizer(v: Any) -> Any:
     from gradcalc.optim import Optimizer
 
@@ -209,7 +228,7 @@ def _dict(v: Any) -> Any:
 CONVERT: dict[str, Callable[[Any], Any]] = {
     "tensor": _tensor, "whole": _whole, "number": _one_number, "bool": _bool, "string": _string,
     "pair": _pair, "function": _function, "module": _module, "optimizer": _optimizer, "parameters": _parameters,
-    "dtype": _dtype, "wholes": _wholes,
+    "dtype": _dtype, "wholes": _wholes, "size": _size, "padding": _padding,
     "dict": _dict, "any": lambda v: v,
 }
 
@@ -225,6 +244,8 @@ def kind_of(owner: str, p: inspect.Parameter) -> tuple[str, bool]:
         return renamed[1], optional
     if p.name in NAMED_KINDS and parts in ([], ["Any"]):
         return NAMED_KINDS[p.name], optional
+    if len(parts) > 1 and "int" in parts and set(parts) <= PADDING_PARTS:
+        return ("size" if set(parts) <= SIZE_PARTS else "padding"), optional
     if len(parts) == 1:
         only = parts[0]
         if only in ANNOTATION_KINDS:

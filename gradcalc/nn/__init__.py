@@ -21,3 +21,12 @@ __all__ = [
     "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax",
     "Softplus", "Tanh", "Unflatten", "functional", "init",
 ]
+
+# -- convolution and pooling layers (issue 21) ----------------------------------------------------------------
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: E402
+
+__all__ += [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose1d",
+    "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
+]

@@ -61,3 +61,21 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:  # noqa: A002
     """log(softmax(x)) along `dim`, computed stably."""
     return _S.log_softmax(input, _softmax_dim("log_softmax", input.dim()) if dim is None else dim, dtype)
+
+
+# -- convolution, pooling and the rest of the layers the tutorials' CNNs use (issue 21) --------------------------
+from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad  # noqa: E402
+from ..autograd.ops.encoding import one_hot  # noqa: E402
+from ..autograd.ops.pooling import (  # noqa: E402
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+
+__all__ += [
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv_transpose1d",
+    "conv_transpose2d", "max_pool1d", "max_pool2d", "one_hot", "pad",
+]

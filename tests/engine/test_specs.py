@@ -78,6 +78,8 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("amin", 1): {("ViewBackward0", "ReshapeAliasBackward0")},
     ("matmul", 0): {("ViewBackward0", "ReshapeAliasBackward0")},
     ("matmul", 2): {("ViewBackward0", "ReshapeAliasBackward0")},
+    ("einsum", 2): {("ViewBackward0", "ReshapeAliasBackward0")},  # (a view's gradient, reshaped back)
+    ("einsum", 3): {("ViewBackward0", "ReshapeAliasBackward0")},
     ("matmul", 1): {("ViewBackward0", "ReshapeAliasBackward0"), ("ViewBackward0", "TransposeBackward0"),
                     ("TransposeBackward0", "ViewBackward0")},
     # the target's gradient: PyTorch's logit(self) and log_sigmoid, gradcalc's log(self) - log1p(-self), -softplus(-x)

@@ -20,15 +20,19 @@ from . import (
     basic,
     binary,
     classification,
+    conv,
     creation,
     device,
+    einsum,
     elementwise,
+    encoding,
     indexing,
     inplace,
     joins,
     linalg,
     losses,
     nn,
+    pooling,
     random,
     reductions,
     reorder,
@@ -43,7 +47,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, creation, device, random, spellings,
+    reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
 )
 
 
