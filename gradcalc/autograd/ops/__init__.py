@@ -18,21 +18,27 @@ from ..tensor import Tensor
 from . import (
     arithmetic,
     basic,
+    batch_norm,
     binary,
     classification,
     creation,
     device,
+    divergence,
+    dropout,
     elementwise,
+    embedding,
     indexing,
     inplace,
     joins,
     linalg,
     losses,
     nn,
+    normalization,
     random,
     reductions,
     reorder,
     shape,
+    smooth_losses,
     softmax,
     spellings,
     sums,
@@ -44,6 +50,7 @@ from . import (
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
     reorder, nn, losses, classification, creation, device, random, spellings,
+    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 
 
