@@ -16,6 +16,7 @@ from .. import saved as SV
 from .. import spec
 from ..grad_mode import no_grad
 from ..node import Node
+from ..reasons import worded
 from ..tensor import Tensor
 from .core import needs, record, result
 
@@ -133,12 +134,17 @@ def _check(weight: Tensor, indices: Tensor) -> None:
     ix = indices._data
     if ix.dtype not in (np.int64, np.int32):
         kind = {"float32": "Float", "float64": "Double", "bool": "Bool"}.get(ix.dtype.name, ix.dtype.name)
-        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
-                           f"Long, Int; but got torch.{kind}Tensor instead (while checking arguments for embedding)")
+        raise worded("Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, "
+                     f"Int; but got torch.{kind}Tensor instead (while checking arguments for embedding)",
+                     f"embedding: the indices must be whole numbers of dtype int64, not {ix.dtype.name}; convert them "
+                     "with .long() (or make them with dtype=int64)")
     if weight._data.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if ix.size and (ix.min() < 0 or ix.max() >= weight._data.shape[0]):
-        raise IndexError("index out of range in self")
+    rows = weight._data.shape[0]
+    if ix.size and (ix.min() < 0 or ix.max() >= rows):
+        bad = int(ix.min()) if ix.min() < 0 else int(ix.max())
+        raise worded("index out of range in self", f"embedding: index {bad} is out of range for a table of {rows} "
+                     f"rows (the indices run from 0 to {rows - 1})", IndexError)
 
 
 def embedding_renorm_(weight: Tensor, indices: Tensor, max_norm: float, norm_type: float) -> Tensor:

@@ -18,6 +18,7 @@ cotangents ggI, ggW, ggB of the three: `d gO = weight * P(ggI) + ggW * xhat + gg
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -312,7 +313,7 @@ def _layer_norm_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]
          sample=spec.Sample(((2, 3, 4), (4,), (4,)), lambda L, x, w, b: L.nn.functional.layer_norm(x, (4,), w, b)
                             + L.nn.functional.layer_norm(x, (3, 4)) * 0.5
                             + L.nn.functional.layer_norm(x, [4], w, eps=0.1)))
-def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,  # noqa: A002
+def layer_norm(input: Tensor, normalized_shape: Iterable[int], weight: Tensor | None = None,  # noqa: A002
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalize over the last dims `normalized_shape` (each to mean 0 and variance 1, the biased variance + eps),
     then `* weight + bias` elementwise."""
