@@ -18,6 +18,7 @@ import numpy as np
 from .. import forward_ad, spec
 from .. import saved as SV
 from ..node import Node
+from ..reasons import worded
 from ..tensor import Tensor
 from . import shape as S
 from .core import needs, record, result
@@ -231,8 +232,10 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         for s in size[2:]:
             count *= s
         if count == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                             f"torch.Size({list(size)})")
+            raise worded(f"Expected more than 1 value per channel when training, got input size torch.Size("
+                         f"{list(size)})", f"batch_norm in training mode needs more than 1 value per channel, and an "
+                         f"input of shape {tuple(size)} has one: give a larger batch, or use evaluation mode (.eval())",
+                         ValueError)
     if training and eps <= 0.0:
         raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     if eps < 0.0:
