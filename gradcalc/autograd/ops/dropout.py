@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import saved as SV
 from .. import spec
+from ..defaults import default_float
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
@@ -83,8 +84,9 @@ def _check_p(p: Any) -> float:
 def _noise(input: Tensor, shape: tuple[int, ...], p: float) -> Tensor:  # noqa: A002
     """PyTorch's noise: the mask in input's dtype, divided by 1 - p (in input's dtype, as `div_` computes)."""
     data = input._data
-    if data.dtype.kind != "f":  # PyTorch's noise.div_ on an integral tensor
-        raise RuntimeError(f"result type Float can't be cast to the desired output type {_TYPE.get(data.dtype.name)}")
+    if data.dtype.kind != "f":  # PyTorch's noise.div_ on an integral tensor: the quotient is of the default dtype
+        wide = "Double" if default_float() == np.float64 else "Float"
+        raise RuntimeError(f"result type {wide} can't be cast to the desired output type {_TYPE.get(data.dtype.name)}")
     mask = keep_mask(input, shape, p)._data
     return Tensor._make(np.asarray(mask.astype(data.dtype) / data.dtype.type(1.0 - p)), False, None)
 
