@@ -194,3 +194,21 @@ def test_float32(name: str) -> None:
         out[key] = [_np(y), _np(g)]
     for i, what in enumerate(("value", "gradient")):
         assert_float32_close(out["ours"][i], out["theirs"][i], out["ref"][i], steps=256, what=f"{name}: {what}")
+
+
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "huber_loss", "kl_div"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
+@pytest.mark.parametrize("dims", [(0, 0), (1, None), (None, 0), (2, 1)])
+def test_vmap_reduces_each_sample(name: str, reduction: str, dims: tuple) -> None:
+    from gradcalc.autograd import batching
+
+    if reduction == "batchmean" and name != "kl_div":
+        return
+    rng = np.random.default_rng(4)
+    shapes = [(3, 4) if d is None else tuple(np.insert([3, 4], d, 5)) for d in dims]
+    a, b = (rng.standard_normal(s) for s in shapes)
+    b = np.abs(b) + 0.1 if name == "kl_div" else b
+    ours = batching.vmap(lambda x, t: batching.bind(name, x, t, reduction=reduction), dims)(gc.tensor(a), gc.tensor(b))
+    theirs = torch.vmap(lambda x, t: getattr(torch.nn.functional, name)(x, t, reduction=reduction), dims)(
+        torch.tensor(a), torch.tensor(b))
+    _close(ours, theirs, f"vmap of {name}")

@@ -22,6 +22,7 @@ from .binary import mul_scalar, plus
 from .core import binary_operands, broadcast_error, needs, record, result
 from .elementwise import masked_fill
 from .losses import _reduce, _tensor, reduction_of
+from .smooth_losses import loss_rule
 from .sums import sum_to
 from .unary import exp
 
@@ -113,6 +114,7 @@ class XlogyBackward1(_Xlogy):
 
 
 @spec.op("xlogy", nodes=(XlogyBackward0, XlogyBackward1, XlogyBackward2), inplace=True,
+         vmap=spec.rule("pointwise_binary", "xlogy"),
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.xlogy(a, b) + L.xlogy(a, 2.0) + L.xlogy(1.5, b)
                             + a.xlogy(b * 0.0 + 1.0), spec.POSITIVE))
 def xlogy(input: Any, other: Any) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -155,6 +157,7 @@ _KL_MEAN_WARNING = (
 # (the sample's target is a constant: gradcalc's plain walk sums the target's three gradients in another order
 # than PyTorch's, which the graph comparison would see; tests/engine/test_losses_extra.py checks them by value)
 @spec.op("kl_div", top_level=False, method=False,
+         vmap=loss_rule("kl_div", ("size_average", "reduce", "reduction", "log_target")),
          sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.nn.functional.kl_div(
              a, b.detach(), reduction="batchmean")
                             + L.nn.functional.kl_div(a, b.detach(), reduction="sum")

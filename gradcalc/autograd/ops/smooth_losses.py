@@ -201,7 +201,39 @@ def _loss(kind: _Kind, x: Tensor, t: Tensor, reduction: str, k: float) -> Tensor
     return result(np.asarray(data, dtype=xd.dtype), node)
 
 
+def loss_rule(name: str, names: tuple[str, ...]) -> spec.BatchRule:
+    """vmap of a loss `name(input, target, ...)` whose other parameters are `names`: the loss of each element over
+    the whole batch ('none'), then each sample's own reduction ('batchmean': its sum over its first dim's size)."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        batching = spec.RULES
+        bind = batching.bind
+        given = dict(zip(names, args[2:], strict=False))
+        given.update(params)
+        for legacy in ("size_average", "reduce"):
+            if given.pop(legacy, None) is not None:
+                raise NotImplementedError(f"vmap: {name} with {legacy}= (deprecated): say reduction= instead")
+        reduction = given.pop("reduction", "mean")
+        (x, t), (dx, dt) = args[:2], dims[:2]
+        rank = max(batching.ndim(x) - (dx is not None), batching.ndim(t) - (dt is not None))
+        x = x if dx is None else batching.pad(batching.to_front(x, dx), rank)
+        t = t if dt is None else batching.pad(batching.to_front(t, dt), rank)
+        out = bind(name, x, t, reduction="none", **given)
+        if reduction == "none" or not rank:
+            return out, 0
+        sample = tuple(range(1, rank + 1))
+        if reduction == "mean":
+            return bind("mean", out, sample), 0
+        total = bind("sum", out, sample)
+        if reduction == "batchmean":
+            return bind("div", total, batching.shape_of(out)[1]), 0
+        return total, 0
+
+    return rule
+
+
 @spec.op("smooth_l1_loss", nodes=(SmoothL1LossBackward0,), top_level=False, method=False,
+         vmap=loss_rule("smooth_l1_loss", ("size_average", "reduce", "reduction", "beta")),
          sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.nn.functional.smooth_l1_loss(a, b)
                             + L.nn.functional.smooth_l1_loss(a, b, reduction="sum", beta=0.5)
                             + L.nn.functional.smooth_l1_loss(a, b, reduction="none", beta=2.0)))
@@ -219,6 +251,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: Any = None, redu
 
 
 @spec.op("huber_loss", nodes=(HuberLossBackward0,), top_level=False, method=False,
+         vmap=loss_rule("huber_loss", ("reduction", "delta", "weight")),
          sample=spec.Sample(((2, 3), (2, 3), (2, 3)), lambda L, a, b, w: L.nn.functional.huber_loss(a, b)
                             + L.nn.functional.huber_loss(a, b, reduction="sum", delta=0.5)
                             + L.nn.functional.huber_loss(a, b, reduction="none", delta=2.0)
