@@ -266,6 +266,14 @@ RECIPES.update({
         C((4,), (4,), call=lambda f, a, t: f(a, t * 0.5)),
         C((2, 3), (2, 3), call=lambda f, a, t: f(a, t * 0.5, reduction="sum")),
     ],
+    "layer_norm": [C((2, 3), args=([3],)), C((2, 3, 4), args=([3, 4],)),
+                   C((2, 3), (3,), (3,), call=lambda f, x, w, b: f(x, [3], w, b)),
+                   C((4, 2), (2,), call=lambda f, x, w: f(x, [2], w, eps=0.1))],
+    "xlogy": [*binary(1.5), C((3,), call=lambda f, y: f(2.5, y))], "Tensor.xlogy": binary(1.5),
+    "xlogy_": binary(1.5, inplace=True),
+    "feature_dropout": [C((2, 3, 4), args=(1.0, True)), C((2, 3), args=(0.5, False))],
+    "native_dropout": [C((2, 3), call=lambda f, x: f(x, 0.0, True)[0]), C((3,), call=lambda f, x: f(x, 0.4, False)[0]),
+                       C((2, 2), call=lambda f, x: f(x, 1.0, True)[0])],
 })
 # the in-place methods again, through a view of their input and on a base under a view
 RECIPES["mul_"] += [C((2, 3), call=lambda f, x: on_view(f, x, 2.0)),
@@ -305,6 +313,11 @@ NOT_MADE_BY_OPERATIONS = {
     "nn.GeluBackward0": NN_FUNCTIONAL,
     "nn.GeluBackwardBackward0": NN_FUNCTIONAL,
     "nn.SiluBackward0": NN_FUNCTIONAL,
+    **dict.fromkeys(("batch_norm.NativeBatchNormBackward0", "batch_norm.NativeBatchNormBackwardBackward0",
+                     "embedding.EmbeddingBackward0", "embedding.EmbeddingDenseBackwardBackward0",
+                     "smooth_losses.SmoothL1LossBackward0", "smooth_losses.SmoothL1LossBackwardBackward0",
+                     "smooth_losses.HuberLossBackward0", "smooth_losses.HuberLossBackwardBackward0"),
+                    "made by gradcalc.nn.functional, outside the op tables (both modes: test_nn_extra_both_modes.py)"),
     "forward_ad._ForwardEdge": "forward mode's marker edge: never run by backward (test_forward_ad.py)",
 }
 
