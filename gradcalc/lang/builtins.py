@@ -77,11 +77,13 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
         "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "Flatten", "Unflatten",
         "Softmax", "LogSoftmax",
         "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
-        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+        "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "BatchNorm1d",
+        "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Embedding", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
     ),
     "nn.functional": (
         "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
-        "avg_pool2d", "adaptive_avg_pool2d", "one_hot", "pad",
+        "avg_pool2d", "adaptive_avg_pool2d", "one_hot", "pad", "dropout", "dropout1d", "dropout2d", "dropout3d",
+        "batch_norm", "embedding", "smooth_l1_loss", "huber_loss", "kl_div",
     ),
     "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
     "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
@@ -100,7 +102,7 @@ NOT_BUILT_INS = frozenset(
 PARAMETER_KINDS: dict[str, str] = {
     **dict.fromkeys(
         ("dim", "dims", "size", "shape", "start_dim", "end_dim", "dim0", "dim1", "chunks", "steps", "n", "m",
-         "index", "split_size_or_sections", "diagonal", "source", "destination"),
+         "index", "split_size_or_sections", "diagonal", "source", "destination", "normalized_shape"),
         "I",
     ),
     **dict.fromkeys(

@@ -32,6 +32,7 @@ from .errors import GradcalcError
 HIDDEN = frozenset({
     "device", "size_average", "reduce", "foreach", "capturable", "differentiable", "fused", "_stacklevel",
     "generator", "memo", "destination", "memory_format",
+    "_weight", "_freeze",  # Embedding's private ones (from_pretrained's way in)
 })
 
 # Why a hidden parameter is not the language's (said when one is given).

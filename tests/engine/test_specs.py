@@ -45,7 +45,9 @@ NO_FORWARD_RULE = {
     "inplace.AsStridedBackward0": "a write through a view",
 }
 # The nodes whose forward rule is the double-vjp, named in their spec where it is right
-DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0"}
+DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0",
+              # the three-output create_graph nodes of the normalizations: their own formulas' transpose
+              "batch_norm.NativeBatchNormBackwardBackward0", "normalization.NativeLayerNormBackwardBackward0"}
 # Nodes no sample reaches: the in-place ones are checked against PyTorch by IN_PLACE below; and why not the others
 NOT_SAMPLED = {
     "arithmetic.NotImplemented_", "inplace.CopySlices", "inplace.AsStridedBackward0", "inplace.IndexBackward0",

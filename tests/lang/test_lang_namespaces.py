@@ -253,7 +253,7 @@ def out_of(s: Session, source: str) -> str:
     ("torch.Linear(1, 1)", "torch has no 'Linear': it is nn.Linear"),
     ("torch.grad", "torch has no 'grad': it is autograd.grad"),
     ("optim.relu", "optim has no 'relu': it is torch.relu"),
-    ("nn.Transformer", "gradcalc has no nn.Transformer; nn has: AdaptiveAvgPool1d, "),
+    ("nn.Transformer", "gradcalc has no nn.Transformer (:help nn lists what it has)"),
     ("nn.Linaer(1, 1)", "nn has no 'Linaer'; did you mean nn.Linear?"),
     ("torch.sn(1)", "torch has no 'sn'; did you mean torch.sin?"),
     ("func.functional_call", "func.functional_call is PyTorch's, but not part of gradcalc's language"),

@@ -18,13 +18,17 @@ from ..tensor import Tensor
 from . import (
     arithmetic,
     basic,
+    batch_norm,
     binary,
     classification,
     conv,
     creation,
     device,
+    divergence,
+    dropout,
     einsum,
     elementwise,
+    embedding,
     encoding,
     indexing,
     inplace,
@@ -32,11 +36,13 @@ from . import (
     linalg,
     losses,
     nn,
+    normalization,
     pooling,
     random,
     reductions,
     reorder,
     shape,
+    smooth_losses,
     softmax,
     spellings,
     sums,
@@ -48,6 +54,7 @@ from . import (
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
     reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
+    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 
 
