@@ -137,8 +137,8 @@ def _plot_image(figure: Any) -> str | None:
 
 def ends_with_expression(code: str) -> bool:
     """Whether the cell's last top-level statement is an expression statement (its value is the result)."""
-    from gradcalc.lang.parser import parse
     from gradcalc.lang.statements.output import ExprStmt
+    from gradcalc.lang.syntax.parser import parse
 
     try:
         body = parse(code).body

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .builtins import BUILTINS
 from .errors import GradcalcError
-from .keywords import KEYWORDS
+from .syntax.keywords import KEYWORDS
+from .values.builtins import BUILTINS
 
 if TYPE_CHECKING:
-    from .parser import check_complete
     from .session import Session
+    from .syntax.parser import check_complete
 
 __all__ = ["BUILTINS", "KEYWORDS", "GradcalcError", "Session", "check_complete"]
 
@@ -28,7 +28,7 @@ def __getattr__(name: str) -> Any:
 
         return Session
     if name == "check_complete":
-        from .parser import check_complete
+        from .syntax.parser import check_complete
 
         return check_complete
     raise AttributeError(f"module 'gradcalc.lang' has no attribute {name!r}")

@@ -24,10 +24,10 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, TextIO
 
+from .core.interpreter import Interpreter, Unit
 from .errors import DIM, RESET, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
-from .failures import error_from, fallback, speaks_python
-from .interpreter import Interpreter, Unit
-from .keywords import KEYWORDS
+from .syntax.keywords import KEYWORDS
+from .values.failures import error_from, fallback, speaks_python
 
 RECURSION_LIMIT = 20000  # user recursion and nested expressions are bounded below this (interpreter.py)
 
@@ -56,7 +56,7 @@ class Session:
         max_elements: int = 2**27,
         color: bool = False,
     ) -> None:
-        from .render import FORMATS
+        from .tell.render import FORMATS
 
         if format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
@@ -133,17 +133,17 @@ class Session:
 
     def completions(self) -> list[str]:
         """Workspace names, keywords and built-ins (for the REPL's completer)."""
-        from .builtins import BUILTINS
+        from .values.builtins import BUILTINS
 
         names = set(self.workspace) | set(self._interp.predefined) | set(KEYWORDS) | set(BUILTINS)
         return sorted(names)
 
     def attribute_completions(self, name: str) -> list[str]:
         """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
-        from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
-        from .namespace import Namespace
-        from .runtime import ENGINE as _T
-        from .values import surface_of
+        from .core.frames import ENGINE as _T
+        from .values.builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
+        from .values.dispatch import surface_of
+        from .values.namespace import Namespace
 
         parts = name.split(".")
         value = self.workspace.get(parts[0], self._interp.predefined.get(parts[0]))
@@ -175,7 +175,7 @@ class Session:
         """(grad mode: "grad" | "no_grad" | "inference_mode", tensors in the workspace that require grad)."""
         import gradcalc
 
-        from .runtime import ENGINE as _T
+        from .core.frames import ENGINE as _T
 
         if gradcalc.autograd.is_inference_mode_enabled():
             mode = "inference_mode"
@@ -198,7 +198,7 @@ class Session:
         later, or before the next statement), IDLE (no program runs). See the module docstring."""
         from gradcalc.autograd.interrupts import UNSAFE
 
-        from .compiler import Compiler
+        from .core.compiler import Compiler
 
         if self._phase is None or self._stopping:
             return IDLE
@@ -237,7 +237,7 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def _compile(self, source: str, unit: Unit) -> list:
-        from .parser import no_gc, parse
+        from .syntax.parser import no_gc, parse
 
         try:
             with no_gc():  # the program and its closures are all kept: no collection need look at them
@@ -283,7 +283,7 @@ class Session:
         process keeps its own (PyTorch's float32, or what it set)."""
         from gradcalc.autograd.defaults import FLOAT64, default_dtype
 
-        from .builtins import LIMITS
+        from .values.builtins import LIMITS
 
         LIMITS.max_elements = self.max_elements
         self._interp.max_elements = self.max_elements
@@ -318,7 +318,7 @@ class Session:
 
     def show(self, value: Any, is_call: bool = False) -> None:
         """An expression statement's value: printed, and remembered as `_`/`ans` (none is neither)."""
-        from .render import render
+        from .tell.render import render
 
         if value is None and is_call:
             return  # a method called for its effect (b.retain_grad()) prints nothing
@@ -330,7 +330,7 @@ class Session:
         self._write(self.out, text + "\n")
 
     def print_values(self, values: list[Any]) -> None:
-        from .render import render_print
+        from .tell.render import render_print
 
         text = render_print(values, self.format)
         self._commit()
@@ -470,12 +470,12 @@ class Session:
         }[name](arg)
 
     def _help(self, arg: str) -> None:
-        from .help import help_text
+        from .tell.help import help_text
 
         self._write(self.out, help_text(arg).rstrip("\n") + "\n")
 
     def _vars(self, arg: str) -> None:
-        from .vars import vars_table
+        from .tell.vars import vars_table
 
         self._write(self.out, vars_table(self.workspace) + "\n")
 
@@ -487,7 +487,7 @@ class Session:
         raise QuitRequested()
 
     def _load(self, arg: str) -> None:
-        from .parser import parse
+        from .syntax.parser import parse
 
         path = arg.strip()
         if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":

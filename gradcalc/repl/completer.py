@@ -54,7 +54,7 @@ class GradcalcCompleter(Completer):
 
     def _namespace(self, base: str) -> Any:
         """The namespace `base` names (`nn`, `torch.nn`, an imported alias), or None."""
-        from ..lang.namespace import PREDEFINED_NAMESPACES, Namespace
+        from ..lang.values.namespace import PREDEFINED_NAMESPACES, Namespace
 
         first, *rest = base.split(".")
         workspace = getattr(self.session, "workspace", {})
@@ -82,8 +82,8 @@ class GradcalcCompleter(Completer):
                 namespace = self._namespace(base)
             except Exception:  # noqa: BLE001 - completion must never break the prompt
                 return
-            from ..lang.builtins import METHODS, NODE_METHODS
-            from ..lang.namespace import member_kind
+            from ..lang.values.builtins import METHODS, NODE_METHODS
+            from ..lang.values.namespace import member_kind
 
             for name in sorted(set(names)):
                 if name.startswith(prefix) and (prefix.startswith("_") or not name.startswith("_")):

@@ -20,7 +20,7 @@ from pygments.token import (
 )
 
 from gradcalc.lang import BUILTINS, KEYWORDS
-from gradcalc.lang.keywords import AS_KEYWORDS, CONSTANT_KEYWORDS, GRAD_MODES, IMPORT_KEYWORDS, OPERATOR_KEYWORDS
+from gradcalc.lang.syntax.keywords import AS_KEYWORDS, CONSTANT_KEYWORDS, GRAD_MODES, IMPORT_KEYWORDS, OPERATOR_KEYWORDS
 
 # The keywords by what they are, read from the grammar's rules (keywords.py): values (true none ...),
 # operators (and or not), the grad modes of `with` (also after a namespace there: `with torch.no_grad():`),

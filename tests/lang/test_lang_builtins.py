@@ -14,8 +14,8 @@ import gradcalc
 from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
 from gradcalc.autograd.ops.elementwise import UNARY
 from gradcalc.autograd.tensor import Tensor
-from gradcalc.lang.builtins import FUNCTIONS, NOT_BUILT_INS
-from gradcalc.lang.help import ALIASES, TOPICS
+from gradcalc.lang.tell.help import ALIASES, TOPICS
+from gradcalc.lang.values.builtins import FUNCTIONS, NOT_BUILT_INS
 
 ENGINE_NAMES = sorted(n for n in ENGINE_FUNCTIONS if not n.startswith("_") and n not in NOT_BUILT_INS)
 METHOD_NAMES = sorted(

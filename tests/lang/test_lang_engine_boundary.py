@@ -78,7 +78,7 @@ ALLOWED: dict[str, dict[str, str]] = {
         "import gradcalc.autograd.saved": "saved(node): SavedValue.freed, .packed, .saved_version, .version",
     },
     # the op-spec work (issue 19) owns builtins.py; the engine's table of functions becomes the spec's registry
-    "builtins.py": {
+    "values/builtins.py": {
         "import gradcalc.autograd.ops": "the op spec's registry of issue 19, not inspection",
     },
 }

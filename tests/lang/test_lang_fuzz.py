@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import gradcalc
 from gradcalc.lang import Session, check_complete
-from gradcalc.lang.render import torch_repr
+from gradcalc.lang.tell.render import torch_repr
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy, in the engine run directly
 

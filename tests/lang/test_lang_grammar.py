@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gradcalc.lang import ast as A
 from gradcalc.lang.errors import SyntaxProblem
-from gradcalc.lang.parser import cache_file, grammar_path, parse
+from gradcalc.lang.syntax import ast as A
+from gradcalc.lang.syntax.parser import cache_file, grammar_path, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -226,7 +226,7 @@ def test_the_grammar_is_found() -> None:
 
 def test_parser_cache_lives_in_a_private_user_directory(tmp_path: Path) -> None:
     code = (
-        "from gradcalc.lang.parser import get_parser, cache_file, grammar_path;"
+        "from gradcalc.lang.syntax.parser import get_parser, cache_file, grammar_path;"
         "get_parser(); print(cache_file(open(grammar_path(), encoding='utf-8').read()))"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}

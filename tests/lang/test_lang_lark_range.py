@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gradcalc.lang import parser as P
-from gradcalc.lang.parser import fast
+from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.parser import fast
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = [p.read_text() for p in sorted((ROOT / "examples").glob("*.gc"))]

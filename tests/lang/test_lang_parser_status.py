@@ -8,9 +8,9 @@ from typing import Any
 import lark
 import pytest
 
-from gradcalc.lang import parser as P
 from gradcalc.lang.errors import SyntaxProblem
-from gradcalc.lang.parser import fast
+from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.parser import fast
 
 
 @pytest.fixture

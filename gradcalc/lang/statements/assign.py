@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..builtins import as_tensor, check_size, describe
-from ..compiler import BINARY, OPERAND, VALUE, Compiler, compiles
+from ..core.compiler import BINARY, OPERAND, VALUE, Compiler, compiles
+from ..core.frames import ENGINE, Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..explain.rebound import note as note_rebinding
-from ..failures import operator_error
-from ..runtime import ENGINE, Closure, Frame
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..values.builtins import as_tensor, check_size, describe
+from ..values.failures import operator_error
 
 IN_PLACE = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}
 

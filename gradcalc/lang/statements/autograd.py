@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
-from ..builtins import as_tensor, describe, manual_seed
-from ..compiler import ARG, OPERAND, VALUE, Compiler, compiles
+from ..core.compiler import ARG, OPERAND, VALUE, Compiler, compiles
+from ..core.frames import ENGINE, Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..runtime import ENGINE, Closure, Frame
+from ..syntax.ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
+from ..values.builtins import as_tensor, describe, manual_seed
 
 
 @rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
@@ -227,7 +227,7 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
     """`with torch.no_grad():`: the names before the mode must spell a namespace that has that block, as in
     PyTorch (`torch.autograd.detect_anomaly`, not `torch.detect_anomaly`); looked up when the block runs, so
     that `import torch as t` then `with t.no_grad():` works too."""
-    from ..namespace import Namespace
+    from ..values.namespace import Namespace
 
     (first, first_loc), *rest = st.prefix
     node: Any = Name(first, first_loc)
@@ -251,6 +251,6 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
 
 
 def _block_homes(mode: str) -> list[Any]:
-    from ..namespace import PREDEFINED_NAMESPACES
+    from ..values.namespace import PREDEFINED_NAMESPACES
 
     return [ns for ns in PREDEFINED_NAMESPACES.values() if ns.has_block(mode)]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ast as A
-from ..ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
-from ..builtins import describe
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import VALUE, Compiler, compiles
+from ..core.frames import BREAK, CONTINUE, ENGINE, RETURN, Closure, Frame, truth
 from ..errors import GradcalcError, Loc
-from ..keywords import check_name
-from ..runtime import BREAK, CONTINUE, ENGINE, RETURN, Closure, Frame, truth
+from ..syntax import ast as A
+from ..syntax.ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
+from ..syntax.keywords import check_name
+from ..values.builtins import describe
 
 
 @record

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..builtins import METHODS, Builtin, describe
-from ..compiler import ARG, VALUE, Compiler, compiles
+from ..core.compiler import ARG, VALUE, Compiler, compiles
+from ..core.frames import ENGINE, Closure, Frame, invoke_method
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..failures import error_from
-from ..runtime import ENGINE, Closure, Frame, invoke_method
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..values.builtins import METHODS, Builtin, describe
+from ..values.failures import error_from
 from .autograd import Backward, prepare_backward
 
 ACCEPTS = "`explain backward y [flags]`, `explain grad(...)`, `explain T.grad`, or `explain` alone (the last error)"
@@ -76,7 +76,7 @@ def compile_explain(c: Compiler, st: Explain) -> Closure:
 
 # -- explain backward y [flags] ---------------------------------------------------------------------------
 def _expr_text(c: Compiler, node: Any, unnamed: str = "the output") -> str:
-    from ..origin import statement_text
+    from ..core.origin import statement_text
 
     text = statement_text(c.unit.source, start_of(node))
     for flag in (" retain_graph", " create_graph", " gradient "):

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ast as A
-from ..ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import VALUE, Compiler, compiles
+from ..core.frames import ENGINE, RETURN, Closure, Frame, UserFunction, bind_arguments
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..keywords import check_name
-from ..runtime import ENGINE, RETURN, Closure, Frame, UserFunction, bind_arguments
+from ..syntax import ast as A
+from ..syntax.ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
+from ..syntax.keywords import check_name
 
 
 @rule("param")  # param: NAME [ASSIGN test]
@@ -163,7 +163,7 @@ def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
     def run(f: Frame) -> None:
         from gradcalc.autograd.function import make_function
 
-        from ..runtime import CustomFunction
+        from ..core.frames import CustomFunction
 
         scope = f
         default_values = [d(f) for d in defaults]

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ast import Name, Stmt, rule, statement, token_loc
-from ..compiler import Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc
-from ..keywords import check_name
-from ..runtime import Closure, Frame
+from ..syntax.ast import Name, Stmt, rule, statement, token_loc
+from ..syntax.keywords import check_name
 
 
 @rule("dotted_name")  # dotted_name: NAME ("." NAME)*
@@ -54,8 +54,8 @@ class Import(Stmt):
 def _module(path: list[tuple[str, Loc]]) -> Any:
     """The namespace a dotted module name names (`torch.nn.functional`), or an error saying what can be imported."""
     from ..habits import name_pointer
-    from ..namespace import NAMESPACES
-    from ..spaces import SPACES
+    from ..values.namespace import NAMESPACES
+    from ..values.spaces import SPACES
 
     spelled = ".".join(name for name, _ in path)
     found = NAMESPACES.get(spelled)
@@ -89,7 +89,7 @@ def compile_import(c: Compiler, st: Import) -> Closure:
 
     def values() -> list[Any]:
         """Every name's value, all found before any is bound (a failed import binds nothing)."""
-        from ..namespace import NAMESPACES
+        from ..values.namespace import NAMESPACES
 
         if source:
             module = _module(source)

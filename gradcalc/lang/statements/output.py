@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ast import Stmt, start_of, statement, token_loc
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import VALUE, Compiler, compiles
+from ..core.frames import Closure, Frame
 from ..errors import Loc, SyntaxProblem
-from ..runtime import Closure, Frame
+from ..syntax.ast import Stmt, start_of, statement, token_loc
 
 COMMANDS = ("help", "vars", "reset", "load", "quit")
 
@@ -26,7 +26,7 @@ class ExprStmt(Stmt):
 
 @compiles(ExprStmt)
 def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
-    from ..ast import Call
+    from ..syntax.ast import Call
 
     ev = c.expr(st.expr, VALUE)
     show = c.interp.host.show
@@ -45,7 +45,7 @@ class Print(Stmt):
 
     @classmethod
     def lower(cls, kw: Any, args: list | None) -> Print:
-        from ..ast import TupleExpr
+        from ..syntax.ast import TupleExpr
 
         args = args or []
         if len(args) == 1 and isinstance(args[0], TupleExpr) and args[0].parens:

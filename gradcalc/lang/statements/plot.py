@@ -6,13 +6,13 @@ import math
 import warnings
 from typing import Any
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..compiler import ARG, VALUE, Compiler, compiles
-from ..convert import describe
+from ..core.compiler import ARG, VALUE, Compiler, compiles
+from ..core.frames import ENGINE, Closure, Frame
 from ..errors import GradcalcError, Interrupted, Loc, SyntaxProblem
-from ..keywords import check_name
-from ..runtime import ENGINE, Closure, Frame
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..syntax.keywords import check_name
+from ..values.convert import describe
 
 
 @statement("plot_stmt")  # plot_stmt: PLOT testlist FOR NAME IN test [ORDER test] [TO test]

@@ -12,11 +12,11 @@ attributes, which both Lark's `Token` and the parser's `Tok` are (and no other c
 
 from __future__ import annotations
 
+from ..errors import Loc, SyntaxProblem
+from ..statements import finish_records  # noqa: F401 - registers every statement's rule in A.RULES
+from ..values.convert import MAX_DIMS, too_many_dims
 from . import ast as A
-from .convert import MAX_DIMS, too_many_dims
-from .errors import Loc, SyntaxProblem
 from .keywords import check_name
-from .statements import finish_records  # noqa: F401 - registers every statement's rule in A.RULES
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from .builtins import describe
-from .names import HIDDEN  # the last printed value: not a variable the user made
+from ..names import HIDDEN  # the last printed value: not a variable the user made
+from ..values.builtins import describe
 from .render import torch_repr
 
 HEADER = ("name", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "grad")
@@ -40,7 +40,7 @@ def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
             fn.name() if fn is not None else "None",
             _grad(value),
         )
-    from .values import surface_of
+    from ..values.dispatch import surface_of
 
     surface = surface_of(value)
     shown = surface.summary(value) if surface is not None else describe(value)  # net  Sequential  1,153 parameters

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import GradcalcError
 from .convert import RawList, as_tensor, describe
-from .errors import GradcalcError
 
 # the words the engine's transforms start their messages with (`grad: argnums=3 is out of range...`)
 _ENGINE_WORDS = ("grad_and_value", "grad", "vjp_fn", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",

@@ -25,11 +25,11 @@ import inspect
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import GradcalcError
 from .convert import as_tensor, describe
-from .errors import GradcalcError
+from .dispatch import OBJECT_CALLS
 from .failures import error_from
 from .nn import HIDDEN, Checked, WrongArgument, _one_number, _whole, shown
-from .values import OBJECT_CALLS
 
 MODULE_METHODS = (
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 # Besides the public names, `X as X` re-exports the private ones that the tests reach through the package
 # (as they did when it was a single module, parser.py).
-from ..errors import Loc, SyntaxProblem
+from ...errors import Loc, SyntaxProblem
 from ..lower import check
 from .blocks import CLOSERS, MAX_BLOCK_DEPTH, OPENERS, BlockPostLex, _BlockState
 from .collector import PROMOTE_AT, no_gc

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from .spaces import PREDEFINED
+from ..values.spaces import PREDEFINED
 
 INTRO = """\
 gradcalc: type expressions and statements; values print as PyTorch prints them.
@@ -228,7 +228,7 @@ def builtins_page() -> str:
     """`:help builtins`: every built-in function by family, and the tensor attributes (from the engine)."""
     import textwrap
 
-    from .builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY, NN_BUILTINS
+    from ..values.builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY, NN_BUILTINS
 
     nn = {name for names in NN_BUILTINS.values() for name in names}
     groups: dict[str, list[str]] = {}
@@ -257,8 +257,8 @@ def topic_names() -> list[str]:
 
 def unknown_topic(topic: str, exact: str) -> str:
     """The answer to `:help WORD` for a word with no page: the closest words that have one, and the topics."""
-    from .builtins import FUNCTIONS, METHODS
-    from .errors import close_matches
+    from ..errors import close_matches
+    from ..values.builtins import FUNCTIONS, METHODS
     from .help_statements import help_words
 
     words = {*TOPICS, *ALIASES, "builtins", "statements", *help_words()}
@@ -297,14 +297,14 @@ def help_text(topic: str = "") -> str:
     if key in TOPICS:
         return TOPICS[key]
     if "." in exact or exact in PREDEFINED:  # nn.Linear, F.relu, torch.sin, torch.nn: the namespaces' pages
-        from .namespace import help_page
+        from ..values.namespace import help_page
 
         page = help_page(exact)
         if page:
             return page
     if key == "builtins":
         return builtins_page()
-    from .builtins import FUNCTIONS, METHODS
+    from ..values.builtins import FUNCTIONS, METHODS
 
     entry = FUNCTIONS.get(exact) or FUNCTIONS.get(topic) or METHODS.get(topic)
     if entry is not None and entry.doc:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..core.frames import ENGINE
+from ..errors import GradcalcError, Loc
 from .builtins import describe
-from .errors import GradcalcError, Loc
-from .runtime import ENGINE
 
 # what each kind of hook is given, in words (for messages and the handle's text)
 _GIVEN = {

@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import ArgumentError, GradcalcError
 from .convert import (
     CONVERT,
     LIMITS,
@@ -36,7 +37,6 @@ from .convert import (
     size_of_product,
     whole,
 )
-from .errors import ArgumentError, GradcalcError
 from .spaces import PREDEFINED
 
 __all__ = [
@@ -234,8 +234,8 @@ class Builtin:
                 check_size(n, f"{self.name}(...)")
             result = self.resolve()(*converted, **kw)
         except Exception as exc:
+            from ..habits import call_pointer, with_pointer
             from .calls import call_error
-            from .habits import call_pointer, with_pointer
 
             err = call_error(self, exc, args, kwargs)
             pointer = call_pointer(self.name, args) if not self.method and err.loc is None else None

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ArgumentError, GradcalcError
+from ..errors import ArgumentError, GradcalcError
 
 DEFAULT_MAX_ELEMENTS = 2**27
 MAX_DIMS = 64  # the most dimensions a tensor can have (NumPy's limit, under the engine)
@@ -167,9 +167,9 @@ def describe(value: Any) -> str:
     from gradcalc import DType, Size
     from gradcalc.autograd import Node
 
+    from ..core.frames import BoundMethod
     from .builtins import Builtin
     from .namespace import Namespace
-    from .runtime import BoundMethod
 
     if isinstance(value, _Tensor()):
         dtype = value.dtype.name
@@ -207,7 +207,7 @@ def describe(value: Any) -> str:
         return f"the namespace {value.label}"
     if isinstance(value, dict):
         return "a dict"
-    from .values import surface_of
+    from .dispatch import surface_of
 
     surface = surface_of(value)
     if surface is not None:  # a module or an optimizer: "a Linear module", "an Adam optimizer"

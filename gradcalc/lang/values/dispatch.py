@@ -23,6 +23,9 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from ..core.frames import ENGINE as _T
+from ..core.frames import BoundMethod
+from ..errors import GradcalcError, Loc, close_matches
 from .builtins import (
     ATTRIBUTES,
     METHODS,
@@ -33,10 +36,7 @@ from .builtins import (
     check_size,
     describe,
 )
-from .errors import GradcalcError, Loc, close_matches
 from .namespace import Namespace
-from .runtime import ENGINE as _T
-from .runtime import BoundMethod
 
 
 def index_value(v: Any) -> Any:
@@ -160,7 +160,7 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
         return o.member(name, loc)
     if _is_node(o):
         if name == "saved" or name.startswith("_saved_"):
-            from . import saved
+            from .. import saved
 
             return saved.SavedValues(o) if name == "saved" else saved.read(o, name[len("_saved_"):], loc)
         if name in NODE_ATTRIBUTES:

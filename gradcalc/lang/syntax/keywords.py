@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import Loc, SyntaxProblem
+from ..errors import Loc, SyntaxProblem
 from .grammar import keyword_terminals, rule_keywords
 
 # Reserved everywhere: no name may spell one (`backward = 1` is an error).

@@ -13,8 +13,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from .errors import Loc
-from .runtime import Unit
+from ..errors import Loc
+from .frames import Unit
 
 
 class Origin:

@@ -15,7 +15,7 @@ import textwrap
 from functools import cache
 from typing import NamedTuple
 
-from .grammar import grammar_text, keyword_terminals
+from ..syntax.grammar import grammar_text, keyword_terminals
 
 
 class Entry(NamedTuple):
@@ -170,8 +170,8 @@ def synopsis_from_grammar(rule: str) -> str:
 
 def _record_doc(rule: str) -> str:
     """The statement record's own docstring (not one it inherits), or ""."""
-    from . import statements  # noqa: F401 - registers the statement records
-    from .ast import STATEMENT_RECORDS
+    from .. import statements  # noqa: F401 - registers the statement records
+    from ..syntax.ast import STATEMENT_RECORDS
 
     cls = STATEMENT_RECORDS.get(rule)
     doc = cls.__dict__.get("__doc__") if cls is not None else None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..errors import Loc, SyntaxProblem
+from ...errors import Loc, SyntaxProblem
 from ..keywords import KEYWORD_SET
 from .blocks import CLOSERS, OPENERS, _BlockState
 
@@ -219,7 +219,7 @@ def _first_on_line(tok: Token, state: _BlockState) -> bool:
 def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF
 
-    from ..habits import character_pointer, string_pointer, with_pointer, word_pointer
+    from ...habits import character_pointer, string_pointer, with_pointer, word_pointer
 
     if isinstance(exc, UnexpectedCharacters):
         char = state.source[exc.pos_in_stream] if exc.pos_in_stream is not None else "?"

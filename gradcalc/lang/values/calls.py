@@ -23,8 +23,8 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..errors import ArgumentError, GradcalcError
 from .convert import RawList, describe
-from .errors import ArgumentError, GradcalcError
 from .failures import error_from, fallback, speaks_python, translate
 
 if TYPE_CHECKING:

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import GradcalcError
 from .convert import describe, whole
-from .errors import GradcalcError
 from .transforms import Transformed, as_function, call_engine, checked, flag, function_name, primal
 
 

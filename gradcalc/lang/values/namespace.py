@@ -31,7 +31,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
-from .errors import GradcalcError, Loc, close_matches
+from ..errors import GradcalcError, Loc, close_matches
 from .spaces import PREDEFINED, SPACES, engine_module, is_checked
 
 
@@ -114,7 +114,7 @@ class Namespace:
 
     def has_block(self, mode: str) -> bool:
         """Whether `with NAMESPACE.mode():` is PyTorch's (`torch.no_grad`, `torch.autograd.detect_anomaly`)."""
-        from .keywords import GRAD_MODES
+        from ..syntax.keywords import GRAD_MODES
 
         return mode in GRAD_MODES and mode in _exported(self.path)
 
@@ -353,7 +353,7 @@ def home_of(name: str) -> Namespace | None:
 
 
 def _missing_message(ns: Namespace, name: str) -> str:
-    from .habits import member_pointer
+    from ..habits import member_pointer
 
     spelled = f"{ns.label}.{name}"
     if ns.has_block(name):

@@ -10,13 +10,13 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from . import ast as A
-from . import statements  # noqa: F401 - registers every statement's compile function
-from .builtins import CONSTANTS, DTYPES, FUNCTIONS
+from .. import statements  # noqa: F401 - registers every statement's compile function
+from ..errors import GradcalcError, Loc, close_matches
+from ..syntax import ast as A
+from ..values.builtins import CONSTANTS, DTYPES, FUNCTIONS
+from ..values.namespace import PREDEFINED_NAMESPACES
 from .compiler import Compiler
-from .errors import GradcalcError, Loc, close_matches
-from .namespace import PREDEFINED_NAMESPACES
-from .runtime import ENGINE, MISSING, Closure, Frame, Unit
+from .frames import ENGINE, MISSING, Closure, Frame, Unit
 
 __all__ = ["Host", "Interpreter", "Unit"]
 
@@ -94,7 +94,7 @@ class Interpreter:
 
     def compile(self, program: A.Program, unit: Unit) -> list[tuple[Loc, Closure]]:
         """Compile the top-level statements (a SyntaxProblem for an expression nested too deeply)."""
-        from .parser import no_gc
+        from ..syntax.parser import no_gc
 
         c = Compiler(self, unit)
         with no_gc():
@@ -130,7 +130,7 @@ class Interpreter:
             if f.hints and name in f.hints:
                 return GradcalcError(f.hints[name], loc)
             f = f.parent
-        from .habits import name_pointer
+        from ..habits import name_pointer
 
         pointer = name_pointer(name)
         if pointer is not None:

@@ -14,7 +14,7 @@ from functools import cache
 def grammar_path() -> str:
     """grammar/gradcalc.lark: beside the package in a source tree, inside it in an installed wheel.
     (os.path rather than pathlib: importing pathlib would cost every cold start a few milliseconds.)"""
-    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # gradcalc/
     for candidate in (os.path.join(here, "grammar", "gradcalc.lark"),
                       os.path.join(os.path.dirname(here), "grammar", "gradcalc.lark")):
         if os.path.isfile(candidate):

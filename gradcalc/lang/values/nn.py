@@ -24,9 +24,9 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import GradcalcError
 from .calls import BOOLEAN, FUNCTION, NUMBER, STRING, TENSOR, WHOLE, bind_arguments, layout, must_be, wrong_call
 from .convert import RawList, as_tensor, describe, engine
-from .errors import GradcalcError
 
 # PyTorch's parameters that only say how a computation runs (or are deprecated): not the language's.
 HIDDEN = frozenset({
@@ -153,7 +153,7 @@ def _pair(v: Any) -> tuple[Any, Any]:
 
 
 def _function(v: Any) -> Any:
-    from .values import OBJECT_CALLS
+    from .dispatch import OBJECT_CALLS
 
     if callable(v) and not isinstance(v, (_tensor_type(), type)) and type(v) not in OBJECT_CALLS:
         return v  # (a module is called on tensors, not as a function of no arguments)

@@ -26,8 +26,11 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import ast as A
-from .builtins import (
+from ..errors import GradcalcError, Loc, SyntaxProblem
+from ..explain.rebound import LAST_NONE, read_grad
+from ..explain.rebound import annotate as annotate_none
+from ..syntax import ast as A
+from ..values.builtins import (
     ATTRIBUTES,
     CONSTANTS,
     METHODS,
@@ -38,14 +41,7 @@ from .builtins import (
     check_size,
     describe,
 )
-from .errors import GradcalcError, Loc, SyntaxProblem
-from .explain.rebound import LAST_NONE, read_grad
-from .explain.rebound import annotate as annotate_none
-from .failures import error_from, operator_error
-from .origin import Origin
-from .runtime import ENGINE as _T
-from .runtime import MISSING, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
-from .values import (
+from ..values.dispatch import (
     OBJECT_CALLS,
     all_whole,
     assign_other_attribute,
@@ -58,6 +54,10 @@ from .values import (
     other_method,
     rectangular,
 )
+from ..values.failures import error_from, operator_error
+from .frames import ENGINE as _T
+from .frames import MISSING, Closure, CustomFunction, Frame, Unit, UserFunction, invoke_method, truth
+from .origin import Origin
 
 if TYPE_CHECKING:
     from .interpreter import Interpreter
@@ -595,7 +595,7 @@ class Compiler:
                     try:
                         result = getattr(o, target)()
                     except Exception as exc:
-                        from .calls import call_error
+                        from ..values.calls import call_error
 
                         raise error_from(call_error(b, exc, (), {}), loc) from None
                     if type(result) is Tensor and result.numel() > limits.max_elements:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .errors import Loc, SyntaxProblem
+from ..errors import Loc, SyntaxProblem
 
 _RECORDS: list[type] = []  # records whose __init__ is not made yet (see finish_records)
 
@@ -387,7 +387,7 @@ def check(program: Program) -> None:
 def __getattr__(name: str) -> Any:
     """Statement records are declared beside their compile functions (gradcalc.lang.statements), and
     readable here too (`ast.Backward`)."""
-    from . import statements
+    from .. import statements
 
     try:
         return getattr(statements, name)

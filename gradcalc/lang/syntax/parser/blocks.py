@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..errors import Loc, SyntaxProblem
+from ...errors import Loc, SyntaxProblem
 
 if TYPE_CHECKING:  # Lark is imported only on its own path (importing it costs a cold start ~20 ms)
     from lark import Token
