@@ -27,7 +27,8 @@ def __getattr__(name: str) -> Any:
         from .session import Session
 
         return Session
-    if name == "check_complete":
+    if name == "check_complete":  # (imported when first asked for: the REPL's prompt comes up without them)
+        from . import statements  # noqa: F401 - the parser lowers to the statements' records
         from .syntax.parser import check_complete
 
         return check_complete

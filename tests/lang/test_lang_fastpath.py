@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.errors import SyntaxProblem
 from gradcalc.lang.syntax import parser as P
 from gradcalc.lang.syntax.lower import Lowerer
@@ -197,7 +198,8 @@ def test_the_tables_survive_marshal() -> None:
 
 def test_the_tables_cache_is_private_written_once_and_spares_importing_lark(tmp_path: Path) -> None:
     code = (
-        "import sys; from gradcalc.lang.syntax import parser as P; P.parse('x = 1 + 1');"
+        "import sys; import gradcalc.lang.statements; from gradcalc.lang.syntax import parser as P;"
+        "P.parse('x = 1 + 1');"
         "print(P.tables_file(P._read_grammar(), P.lark_fingerprint())); print('lark' in sys.modules)"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.syntax import parser as P
 from gradcalc.lang.syntax.parser import fast
 

@@ -8,6 +8,7 @@ from typing import Any
 import lark
 import pytest
 
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.errors import SyntaxProblem
 from gradcalc.lang.syntax import parser as P
 from gradcalc.lang.syntax.parser import fast

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.syntax import parser as P
 from gradcalc.lang.syntax.grammar import keyword_terminals
 from gradcalc.lang.syntax.keywords import KEYWORDS, SOFT_KEYWORDS

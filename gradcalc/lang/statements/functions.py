@@ -10,6 +10,8 @@ from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..syntax import ast as A
 from ..syntax.ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
 from ..syntax.keywords import check_name
+from .assign import Assign
+from .control import For
 
 
 @rule("param")  # param: NAME [ASSIGN test]
@@ -137,11 +139,11 @@ def assigned_names(body: list) -> set[str]:
     """Names a block assigns (for the hint when backward reads a forward local that was not saved)."""
     out: set[str] = set()
     for st in walk_statements(body, into_functions=False):
-        if isinstance(st, A.Assign):
+        if isinstance(st, Assign):
             for t in st.targets:
                 items = t.items if isinstance(t, A.TupleExpr) else [t]
                 out.update(i.id for i in items if isinstance(i, A.Name))
-        elif isinstance(st, A.For):
+        elif isinstance(st, For):
             out.update(st.names)
     return out
 

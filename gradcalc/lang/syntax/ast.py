@@ -382,14 +382,3 @@ def check(program: Program) -> None:
                 raise SyntaxProblem(need[1], st.loc)
             for field, inner in blocks(st):
                 stack.append((inner, st.context_of(field, ctx)))  # type: ignore[attr-defined]
-
-
-def __getattr__(name: str) -> Any:
-    """Statement records are declared beside their compile functions (gradcalc.lang.statements), and
-    readable here too (`ast.Backward`)."""
-    from .. import statements
-
-    try:
-        return getattr(statements, name)
-    except AttributeError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None

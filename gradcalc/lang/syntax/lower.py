@@ -13,10 +13,10 @@ attributes, which both Lark's `Token` and the parser's `Tok` are (and no other c
 from __future__ import annotations
 
 from ..errors import Loc, SyntaxProblem
-from ..statements import finish_records  # noqa: F401 - registers every statement's rule in A.RULES
-from ..values.convert import MAX_DIMS, too_many_dims
+from ..limits import MAX_DIMS, too_many_dims
 from . import ast as A
 from .keywords import check_name
+from .shape import statement_rules
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
@@ -98,7 +98,16 @@ class Lowerer:
     callback here must be inlined (`_rule`) or always have one child (`?rule`): the parser package checks.
 
     The program's structure and the expressions are lowered here; each statement's rule is lowered by its
-    record (`A.RULES`, filled by `@statement` in gradcalc.lang.statements), installed below."""
+    record (`A.RULES`, filled by `@statement` and `@rule` when gradcalc.lang.statements loads), installed on
+    each Lowerer as it is made (the parser makes one per process)."""
+
+    def __init__(self) -> None:
+        missing = [name for name in statement_rules() if name not in A.STATEMENT_RECORDS]
+        if missing:
+            raise RuntimeError(f"no statement record for the grammar's {', '.join(missing)}: the statements register "
+                               "their records when gradcalc.lang.statements is imported, before anything is parsed")
+        for name, lower in A.RULES.items():
+            setattr(self, name, lower)  # the parser calls `lowerer.RULE(children)`
 
     # -- program and blocks ----------------------------------------------------------------------
     def start(self, children: list) -> A.Program:
@@ -374,11 +383,4 @@ def _shape(data: list) -> tuple[int, ...]:
 
 
 
-def _install_statement_rules() -> None:
-    """Each statement rule's callback is its record's lowering (the parser calls `lowerer.RULE(children)`)."""
-    for name, lower in A.RULES.items():
-        setattr(Lowerer, name, staticmethod(lambda children, lower=lower: lower(children)))
-
-
-_install_statement_rules()
 check = A.check

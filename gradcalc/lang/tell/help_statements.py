@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 import textwrap
-from functools import cache
 from typing import NamedTuple
 
-from ..syntax.grammar import grammar_text, keyword_terminals
+from ..syntax.ast import STATEMENT_RECORDS
+from ..syntax.shape import alternatives, literals, statement_body, statement_keywords, statement_rules
 
 
 class Entry(NamedTuple):
@@ -71,91 +71,24 @@ ENTRIES: dict[str, Entry] = {
 # How a grammar symbol reads in a synopsis made from its rule (a statement that ENTRIES does not know).
 _SYMBOLS = {"test": "EXPR", "testlist": "EXPR", "exprlist": "EXPR, ...", "suite": "...", "params": "PARAMS",
             "NAME": "NAME", "STRING": '"TEXT"', "NUMBER": "N"}
-_RULE = re.compile(r"^\??([a-z_][a-z0-9_]*)[ \t]*:(.*(?:\n[ \t]+\|.*)*)", re.M)
-_TERMINAL = re.compile(r'^([A-Z][A-Z0-9_]*)[ \t]*:[ \t]*"([^"\n]+)"', re.M)
-_COMMENT = re.compile(r"[ \t]//.*$", re.M)
 _TOKEN = re.compile(r'"[^"]*"|[A-Za-z_][A-Za-z0-9_]*|->|\S')
-
-
-@cache
-def _rules() -> dict[str, str]:
-    """Each rule of the grammar's text -> its body (comments dropped)."""
-    text = grammar_text()
-    return {m[1]: _COMMENT.sub("", m[2]).strip() for m in _RULE.finditer(text)}
-
-
-@cache
-def _literals() -> dict[str, str]:
-    """Each terminal spelled as a literal (`LPAR: "("`, `BACKWARD: "backward"`) -> its text."""
-    return {m[1]: m[2] for m in _TERMINAL.finditer(grammar_text())}
-
-
-def _alternatives(body: str) -> list[str]:
-    """A rule body's top-level alternatives."""
-    parts, depth, start = [], 0, 0
-    for i, char in enumerate(body):
-        if char in "([":
-            depth += 1
-        elif char in ")]":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(body[start:i].strip())
-            start = i + 1
-    parts.append(body[start:].strip())
-    return [p for p in parts if p]
-
-
-@cache
-def statement_rules() -> tuple[str, ...]:
-    """The grammar's statements, in its order: each alternative of `simple` and `compound`, by its rule's name
-    (or the alias an alternative is given: `BREAK -> break_stmt`)."""
-    rules = _rules()
-    found: list[str] = []
-    for group in ("simple", "compound"):
-        for alternative in _alternatives(rules.get(group, "")):
-            name = alternative.split("->")[-1].strip()
-            if name not in found:
-                found.append(name)
-    return tuple(found)
-
-
-@cache
-def statement_keywords() -> dict[str, tuple[str, ...]]:
-    """Each statement rule -> the keywords it starts with (`if_stmt` -> `("if",)`; none for `assign`)."""
-    words = {terminal: word for terminal, word, _ in keyword_terminals()}
-    rules = _rules()
-    simple = {a.split("->")[-1].strip(): a.split("->")[0].strip() for a in _alternatives(rules.get("simple", ""))
-              if "->" in a}
-    out: dict[str, tuple[str, ...]] = {}
-    for rule in statement_rules():
-        body = simple.get(rule) or rules.get(rule, "")
-        starts = []
-        for alternative in _alternatives(body):
-            first = _TOKEN.findall(alternative)[:1]
-            if first and first[0] in words and words[first[0]] not in starts:
-                starts.append(words[first[0]])
-        out[rule] = tuple(starts)
-    return out
 
 
 def synopsis_from_grammar(rule: str) -> str:
     """A synopsis made from the statement's grammar rule (its first alternative), for a statement ENTRIES
     does not know: `graph_stmt: GRAPH test [TO test]` reads `graph EXPR [to EXPR]`."""
-    rules, literals = _rules(), _literals()
-    simple = {a.split("->")[-1].strip(): a.split("->")[0].strip() for a in _alternatives(rules.get("simple", ""))
-              if "->" in a}
-    body = simple.get(rule) or rules.get(rule, "")
-    alternatives = _alternatives(body)
+    spelled = literals()
+    forms = alternatives(statement_body(rule))
     words = []
-    for token in _TOKEN.findall(alternatives[0] if alternatives else ""):
+    for token in _TOKEN.findall(forms[0] if forms else ""):
         if token == "->":
             break
         if token.startswith('"'):
             words.append(token[1:-1])
         elif token in _SYMBOLS:
             words.append(_SYMBOLS[token])
-        elif token in literals:
-            words.append(literals[token])
+        elif token in spelled:
+            words.append(spelled[token])
         elif token.startswith("_") and token[1:2].isupper():
             continue  # a filtered-out terminal (_NEWLINE, _INDENT): layout, not words
         elif token[0].isalpha() or token[0] == "_":
@@ -170,9 +103,6 @@ def synopsis_from_grammar(rule: str) -> str:
 
 def _record_doc(rule: str) -> str:
     """The statement record's own docstring (not one it inherits), or ""."""
-    from .. import statements  # noqa: F401 - registers the statement records
-    from ..syntax.ast import STATEMENT_RECORDS
-
     cls = STATEMENT_RECORDS.get(rule)
     doc = cls.__dict__.get("__doc__") if cls is not None else None
     return textwrap.dedent(doc).strip() if isinstance(doc, str) else ""

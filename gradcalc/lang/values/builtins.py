@@ -21,12 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import ArgumentError, GradcalcError
+from ..limits import LIMITS, check_size
 from .convert import (
     CONVERT,
-    LIMITS,
     RawList,
     as_tensor,
-    check_size,
     describe,
     engine,
     size_of_arange,

@@ -17,8 +17,8 @@ import re
 from typing import Any
 
 from ..errors import GradcalcError, Loc
+from ..limits import MAX_DIMS, too_many_dims
 from .builtins import describe
-from .convert import MAX_DIMS, too_many_dims
 
 OP_WORDS = {
     "+": "add",

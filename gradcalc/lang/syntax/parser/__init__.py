@@ -40,7 +40,7 @@ from .fast import _Bail, fast_parser, fast_status
 from .fast import _FastParser as _FastParser
 from .lark_path import _read_grammar as _read_grammar
 from .lark_path import cache_dir, cache_file, get_parser, grammar_path
-from .messages import BLOCK_HEADERS, EXPR_START, OPERATORS, WANTS_EXPRESSION, WORDS, _translate
+from .messages import WORDS, _translate
 from .tables import (
     LARK_TESTED_BELOW,
     LARK_TESTED_FROM,
@@ -57,18 +57,14 @@ if TYPE_CHECKING:
     from .. import ast as A
 
 __all__ = [
-    "BLOCK_HEADERS",
     "CLOSERS",
     "DEBUG_ENV",
-    "EXPR_START",
     "LARK_TESTED_BELOW",
     "LARK_TESTED_FROM",
     "MAX_BLOCK_DEPTH",
     "OPENERS",
-    "OPERATORS",
     "PROMOTE_AT",
     "TABLES_FORMAT",
-    "WANTS_EXPRESSION",
     "WORDS",
     "BlockPostLex",
     "Unsupported",

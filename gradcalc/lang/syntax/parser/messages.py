@@ -5,10 +5,14 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING
 
 from ...errors import Loc, SyntaxProblem
+from ...habits import character_pointer, string_pointer, with_pointer, word_pointer
+from ..grammar import keyword_terminals
 from ..keywords import KEYWORD_SET
+from ..shape import block_headers, expression_start, literals, operators, wants_expression
 from .blocks import CLOSERS, OPENERS, _BlockState
 
 if TYPE_CHECKING:
@@ -16,68 +20,11 @@ if TYPE_CHECKING:
     from lark.exceptions import UnexpectedInput
 
 
-EXPR_START = {
-    "NAME",
-    "NUMBER",
-    "STRING",
-    "LPAR",
-    "LSQB",
-    "PLUS",
-    "MINUS",
-    "NOT",
-    "TRUE",
-    "TRUE_TITLE",
-    "FALSE",
-    "FALSE_TITLE",
-    "NONE",
-    "NONE_TITLE",
-}
-OPERATORS = {
-    "POW",
-    "STAR",
-    "SLASH",
-    "DSLASH",
-    "PERCENT",
-    "AT",
-    "PLUS",
-    "MINUS",
-    "EQ",
-    "NE",
-    "LT",
-    "LE",
-    "GT",
-    "GE",
-    "AND",
-    "OR",
-}
-# Tokens after which an expression must come: the error then says "expected an expression after 'X'".
-WANTS_EXPRESSION = OPERATORS | {
-    "ASSIGN",
-    "AUG_ADD",
-    "AUG_SUB",
-    "AUG_MUL",
-    "AUG_DIV",
-    "COMMA",
-    "LPAR",
-    "LSQB",
-    "NOT",
-    "IF",
-    "ELIF",
-    "WHILE",
-    "IN",
-    "BACKWARD",
-    "GRADIENT",
-    "RETAIN_GRAD",
-    "ZERO_GRAD",
-    "DEL",
-    "GRAPH",
-    "TO",
-    "SEED",
-    "SAVE",
-    "REQUIRES_GRAD",
-}
-BLOCK_HEADERS = {"IF", "ELIF", "ELSE", "FOR", "WHILE", "WITH", "DEF", "FUNCTION", "FORWARD", "BACKWARD"}
+# What the words of a message come from: the grammar (shape.py). An expression starts with one of
+# `expression_start()`; `wants_expression()` are the tokens after which one must come ("expected an expression
+# after 'plot'"); `block_headers()` the keywords that open a block.
 
+# How a message names a terminal that is neither a keyword nor spelled as a literal in the grammar.
 WORDS = {
     "NAME": "a name",
     "NUMBER": "a number",
@@ -87,43 +34,21 @@ WORDS = {
     "$END": "the end of the input",
     "_INDENT": "an indented block",
     "_DEDENT": "the end of the block",
-    "POW": "'**'",
-    "STAR": "'*'",
-    "SLASH": "'/'",
-    "DSLASH": "'//'",
-    "PERCENT": "'%'",
-    "AT": "'@'",
-    "PLUS": "'+'",
-    "MINUS": "'-'",
-    "EQ": "'=='",
-    "NE": "'!='",
-    "LT": "'<'",
-    "LE": "'<='",
-    "GT": "'>'",
-    "GE": "'>='",
-    "ASSIGN": "'='",
-    "AUG_ADD": "'+='",
-    "AUG_SUB": "'-='",
-    "AUG_MUL": "'*='",
-    "AUG_DIV": "'/='",
-    "LPAR": "'('",
-    "RPAR": "')'",
-    "LSQB": "'['",
-    "RSQB": "']'",
-    "COMMA": "','",
-    "DOT": "'.'",
-    "COLON": "':'",
-    "SEMICOLON": "';'",
-    "TRUE_TITLE": "'True'",
-    "FALSE_TITLE": "'False'",
-    "NONE_TITLE": "'None'",
 }
+
+
+@cache
+def _keyword_words() -> dict[str, str]:
+    return {terminal: word for terminal, word, _ in keyword_terminals()}
 
 
 def _word(kind: str) -> str:
     if kind in WORDS:
         return WORDS[kind]
-    return f"'{kind.lower()}'"  # keywords: the terminal is the keyword in capitals
+    literal = literals().get(kind)
+    if literal is not None:  # `POW: "**"`
+        return f"'{literal}'"
+    return f"'{_keyword_words().get(kind, kind.lower())}'"  # a keyword: its word
 
 
 def _describe(tok: Token, state: _BlockState) -> str:
@@ -150,18 +75,14 @@ def _describe(tok: Token, state: _BlockState) -> str:
 
 # After a complete expression the parser accepts any operator, a trailer, an assignment... : say "an
 # operator" and "the end of the statement" rather than listing twenty tokens.
-_AFTER_EXPRESSION = OPERATORS | {
-    "LPAR",
-    "LSQB",
-    "DOT",
-    "ASSIGN",
-    "AUG_ADD",
-    "AUG_SUB",
-    "AUG_MUL",
-    "AUG_DIV",
-    "COMMA",
-    "REQUIRES_GRAD",
-}
+@cache
+def _after_expression() -> frozenset[str]:
+    """What the parser accepts after a complete expression (any operator, a trailer, an assignment...): a
+    message says "an operator" and "the end of the statement" rather than listing twenty tokens."""
+    return operators() | {"LPAR", "LSQB", "DOT", "ASSIGN", "AUG_ADD", "AUG_SUB", "AUG_MUL", "AUG_DIV", "COMMA",
+                          "REQUIRES_GRAD"}
+
+
 _STATEMENT_END = {"_NEWLINE", "SEMICOLON", "$END"}
 
 
@@ -169,10 +90,10 @@ def _expected_words(expected: set[str]) -> str:
     names = set(expected) - {"COMMENT", "WS"}
     parts: list[str] = []
     if {"NAME", "NUMBER", "LPAR"} <= names:
-        names -= EXPR_START
+        names -= expression_start()
         parts.append("an expression")
-    if len(names & OPERATORS) >= 3:
-        names -= _AFTER_EXPRESSION
+    if len(names & operators()) >= 3:
+        names -= _after_expression()
         parts.append("an operator")
     end = bool(names & _STATEMENT_END)
     names -= _STATEMENT_END
@@ -218,8 +139,6 @@ def _first_on_line(tok: Token, state: _BlockState) -> bool:
 
 def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF
-
-    from ...habits import character_pointer, string_pointer, with_pointer, word_pointer
 
     if isinstance(exc, UnexpectedCharacters):
         char = state.source[exc.pos_in_stream] if exc.pos_in_stream is not None else "?"
@@ -288,7 +207,7 @@ def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
         and prev.type in ("NAME", "NUMBER", "STRING", "RPAR", "RSQB")
     ):
         return SyntaxProblem("unexpected '=' in an expression; use '==' to compare", where)
-    if expected & EXPR_START and "NAME" in expected and prev is not None and prev.type in WANTS_EXPRESSION:
+    if expected & expression_start() and "NAME" in expected and prev is not None and prev.type in wants_expression():
         return SyntaxProblem(f"expected an expression after '{prev}'", where if not eof else _end_loc(state))
     if eof:
         problem = SyntaxProblem(
@@ -307,7 +226,7 @@ def _unclosed(state: _BlockState, where: Loc) -> SyntaxProblem:
 
 
 def _expected_block(header: Token | None, where: Loc) -> SyntaxProblem:
-    if header is not None and header.type in BLOCK_HEADERS:
+    if header is not None and header.type in block_headers():
         return SyntaxProblem(f"expected an indented block after '{header}' on line {header.line}", where)
     return SyntaxProblem("expected an indented block", where)
 
