@@ -169,9 +169,9 @@ def time_steps(make: Callable[[], Callable[[int], float]], n: int) -> float:
 
 
 def parse_and_lower(text: str) -> None:
-    from gradcalc.lang.core.frames import Unit
     from gradcalc.lang.session import Session
     from gradcalc.lang.syntax.parser import parse
+    from gradcalc.lang.syntax.source import Unit
 
     program = parse(text)
     Session(out=io.StringIO())._interp.compile(program, Unit("big.gc", text))

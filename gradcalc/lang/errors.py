@@ -59,6 +59,11 @@ class Interrupted(GradcalcError):
         super().__init__("interrupted", loc)
 
 
+# What stops a program and must pass through any code that catches the failures of what it calls (the plot
+# sampling a curve; a host drawing a figure): an interrupt.
+STOPS: tuple[type[BaseException], ...] = (Interrupted, KeyboardInterrupt)
+
+
 YELLOW = "\x1b[33m"
 RED = "\x1b[31m"
 BOLD = "\x1b[1m"

@@ -1,6 +1,6 @@
 """The engine's names for explain/ and names.py, which still import them from here (until they move into tell/;
 then this module goes)."""
 
-from .core.frames import ENGINE
+from .values.engine import ENGINE
 
 __all__ = ["ENGINE"]

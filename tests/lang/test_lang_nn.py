@@ -528,7 +528,8 @@ def test_every_nn_built_in_has_help_with_the_engine_signature(name: str) -> None
     import inspect
 
     from gradcalc.lang.values.builtins import NN_BUILTINS
-    from gradcalc.lang.values.nn import HIDDEN, engine_object
+    from gradcalc.lang.values.nn import HIDDEN
+    from gradcalc.lang.values.objects import engine_object
 
     space = next(s for s, names in NN_BUILTINS.items() if name in names)
     page = out(f":help {name}")

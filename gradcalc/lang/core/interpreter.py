@@ -1,7 +1,8 @@
 """The interpreter: a workspace, the state of the running program, and what it needs from its host.
 
 `Interpreter.compile` turns a lowered program into closures (compiler.py and the statements' compile
-functions); running them changes the workspace and reports output through the `Host` (a `Session`).
+functions, which gradcalc.lang.statements registers when it loads: the session imports it); running them
+changes the workspace and reports output through the `Host` (a `Session`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,19 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from .. import statements  # noqa: F401 - registers every statement's compile function
+import gradcalc
+from gradcalc.autograd.printing import set_printoptions  # the engine's (global, as PyTorch's)
+
 from ..errors import GradcalcError, Loc, close_matches
+from ..habits import name_pointer
 from ..syntax import ast as A
+from ..syntax.parser import no_gc
+from ..syntax.source import Unit
 from ..values.builtins import CONSTANTS, DTYPES, FUNCTIONS
+from ..values.engine import ENGINE
 from ..values.namespace import PREDEFINED_NAMESPACES
 from .compiler import Compiler
-from .frames import ENGINE, MISSING, Closure, Frame, Unit
+from .frames import MISSING, Closure, Frame
 
 __all__ = ["Host", "Interpreter", "Unit"]
 
@@ -68,8 +75,6 @@ class Interpreter:
 
     def reset(self) -> None:
         """Forget every user name; the predefined constants and the default print options come back."""
-        from gradcalc.autograd.printing import set_printoptions  # the engine's (global, as PyTorch's)
-
         set_printoptions(profile="default")
         self.workspace.clear()
         self.loop_leftovers.clear()
@@ -94,8 +99,6 @@ class Interpreter:
 
     def compile(self, program: A.Program, unit: Unit) -> list[tuple[Loc, Closure]]:
         """Compile the top-level statements (a SyntaxProblem for an expression nested too deeply)."""
-        from ..syntax.parser import no_gc
-
         c = Compiler(self, unit)
         with no_gc():
             return [(st.loc, c.statement_runner(st)) for st in program.body]
@@ -119,8 +122,6 @@ class Interpreter:
         if v is not MISSING:
             return v
         if name in DTYPES:
-            import gradcalc
-
             return getattr(gradcalc, name)
         raise self.name_error(frame, name, loc)
 
@@ -130,8 +131,6 @@ class Interpreter:
             if f.hints and name in f.hints:
                 return GradcalcError(f.hints[name], loc)
             f = f.parent
-        from ..habits import name_pointer
-
         pointer = name_pointer(name)
         if pointer is not None:
             return GradcalcError(f"name '{name}' is not defined: {pointer}", loc)

@@ -14,7 +14,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import Loc
-from .frames import Unit
+from ..syntax.source import Unit
 
 
 class Origin:

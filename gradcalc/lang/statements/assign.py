@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compiler import BINARY, OPERAND, VALUE, Compiler, compiles
-from ..core.frames import ENGINE, Closure, Frame
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import OPERAND, VALUE
+from ..core.frames import Closure, Frame
+from ..core.operators import BINARY
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..explain.rebound import note as note_rebinding
+from ..limits import check_size
 from ..syntax import ast as A
 from ..syntax.ast import Stmt, start_of, statement, token_loc
-from ..values.builtins import as_tensor, check_size, describe
+from ..values.convert import as_tensor, describe
+from ..values.engine import ENGINE
 from ..values.failures import operator_error
 
 IN_PLACE = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}

@@ -5,11 +5,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..core.compiler import ARG, OPERAND, VALUE, Compiler, compiles
-from ..core.frames import ENGINE, Closure, Frame
+import gradcalc
+
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, OPERAND, VALUE
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..syntax.ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
-from ..values.builtins import as_tensor, describe, manual_seed
+from ..values.builtins import manual_seed
+from ..values.convert import as_tensor, describe
+from ..values.engine import ENGINE
+from ..values.namespace import PREDEFINED_NAMESPACES, Namespace
 
 
 @rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
@@ -202,8 +208,6 @@ class With(Stmt):
 
 @compiles(With)
 def compile_with(c: Compiler, st: With) -> Closure:
-    import gradcalc
-
     body = c.block(st.body)
     factories: dict[str, Callable[[], Any]] = {
         "no_grad": gradcalc.no_grad,
@@ -227,8 +231,6 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
     """`with torch.no_grad():`: the names before the mode must spell a namespace that has that block, as in
     PyTorch (`torch.autograd.detect_anomaly`, not `torch.detect_anomaly`); looked up when the block runs, so
     that `import torch as t` then `with t.no_grad():` works too."""
-    from ..values.namespace import Namespace
-
     (first, first_loc), *rest = st.prefix
     node: Any = Name(first, first_loc)
     for name, where in rest:
@@ -251,6 +253,4 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
 
 
 def _block_homes(mode: str) -> list[Any]:
-    from ..values.namespace import PREDEFINED_NAMESPACES
-
     return [ns for ns in PREDEFINED_NAMESPACES.values() if ns.has_block(mode)]

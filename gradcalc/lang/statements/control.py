@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compiler import VALUE, Compiler, compiles
-from ..core.frames import BREAK, CONTINUE, ENGINE, RETURN, Closure, Frame, truth
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import BREAK, CONTINUE, RETURN, Closure, Frame, truth
 from ..errors import GradcalcError, Loc
 from ..syntax import ast as A
 from ..syntax.ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
 from ..syntax.keywords import check_name
-from ..values.builtins import describe
+from ..values.convert import describe
+from ..values.engine import ENGINE
 
 
 @record

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compiler import ARG, VALUE, Compiler, compiles
-from ..core.frames import ENGINE, Closure, Frame, invoke_method
+import gradcalc
+from gradcalc.autograd.graph import observe_backward
+
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, VALUE
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..syntax import ast as A
 from ..syntax.ast import Stmt, start_of, statement, token_loc
 from ..values.builtins import METHODS, Builtin, describe
+from ..values.engine import ENGINE
 from ..values.failures import error_from
+from ..values.functions import invoke_method
 from .autograd import Backward, prepare_backward
 
 ACCEPTS = "`explain backward y [flags]`, `explain grad(...)`, `explain T.grad`, or `explain` alone (the last error)"
@@ -147,9 +153,7 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
 
 
 def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
-    from gradcalc.autograd.graph import observe_backward
-
-    from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
+    from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (explain loads when first used)
     from ..names import Names
 
     names = Names(f)
@@ -165,13 +169,11 @@ def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: di
 
 
 def _ones(t: Any) -> Any:
-    import gradcalc
-
     return gradcalc.ones_like(t.detach())
 
 
 def _told(story: Any, fmt: str, color: bool) -> str:
-    from ..explain.style import Style
+    from ..explain.style import Style  # (explain loads when first used)
 
     if fmt == "json":
         return story.json_lines()
@@ -188,9 +190,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     label = _expr_text(c, node.args[0]).split(",")[0] if node.args else "the output"
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.graph import observe_backward
-
-        from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
+        from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (loads when first used)
         from ..names import Names
 
         fn = func(f)
@@ -259,7 +259,7 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
         label = label[: -len(".grad")]
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.inspection import grad_of
+        from gradcalc.autograd.inspection import grad_of  # (explain loads when first used)
 
         from ..explain.why_grad import explain_grad
         from ..names import Names
@@ -283,7 +283,7 @@ def _compile_last_error(c: Compiler, st: Explain) -> Closure:
     interp = c.interp
 
     def run(f: Frame) -> None:
-        from ..explain.long_errors import explain_error
+        from ..explain.long_errors import explain_error  # (explain loads when first used)
 
         report = explain_error(interp.last_error, f, interp)
         host.explanation(report.render)

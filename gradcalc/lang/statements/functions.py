@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compiler import VALUE, Compiler, compiles
-from ..core.frames import ENGINE, RETURN, Closure, Frame, UserFunction, bind_arguments
+from gradcalc.autograd.function import make_function
+
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import RETURN, Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..syntax import ast as A
 from ..syntax.ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
 from ..syntax.keywords import check_name
+from ..values.engine import ENGINE
+from ..values.functions import CustomFunction, UserFunction, bind_arguments
 from .assign import Assign
 from .control import For
 
@@ -66,7 +71,11 @@ def compile_def(c: Compiler, st: Def) -> Closure:
     fname = st.name
 
     def run(f: Frame) -> None:
-        f.vars[fname] = UserFunction(fname, names, [d(f) for d in defaults], body, f, interp)
+        def call(bound: dict[str, Any]) -> Any:  # the body, in a new scope inside the one `def` ran in
+            frame = Frame(bound, f)
+            return frame.retval if body(frame) is RETURN else None
+
+        f.vars[fname] = UserFunction(fname, names, [d(f) for d in defaults], call, interp)
 
     return run
 
@@ -163,10 +172,6 @@ def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
     forward_locals = set(names) | assigned_names(st.forward)
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.function import make_function
-
-        from ..core.frames import CustomFunction
-
         scope = f
         default_values = [d(f) for d in defaults]
 

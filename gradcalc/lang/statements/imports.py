@@ -9,8 +9,11 @@ from typing import Any
 from ..core.compiler import Compiler, compiles
 from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc
+from ..habits import name_pointer
 from ..syntax.ast import Name, Stmt, rule, statement, token_loc
 from ..syntax.keywords import check_name
+from ..values.namespace import NAMESPACES
+from ..values.spaces import SPACES
 
 
 @rule("dotted_name")  # dotted_name: NAME ("." NAME)*
@@ -53,10 +56,6 @@ class Import(Stmt):
 
 def _module(path: list[tuple[str, Loc]]) -> Any:
     """The namespace a dotted module name names (`torch.nn.functional`), or an error saying what can be imported."""
-    from ..habits import name_pointer
-    from ..values.namespace import NAMESPACES
-    from ..values.spaces import SPACES
-
     spelled = ".".join(name for name, _ in path)
     found = NAMESPACES.get(spelled)
     if found is not None:
@@ -89,8 +88,6 @@ def compile_import(c: Compiler, st: Import) -> Closure:
 
     def values() -> list[Any]:
         """Every name's value, all found before any is bound (a failed import binds nothing)."""
-        from ..values.namespace import NAMESPACES
-
         if source:
             module = _module(source)
             return [module.member(path[0][0], where) for path, _, where in items]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.compiler import VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
 from ..core.frames import Closure, Frame
 from ..errors import Loc, SyntaxProblem
-from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..syntax.ast import Call, Stmt, TupleExpr, start_of, statement, token_loc
 
 COMMANDS = ("help", "vars", "reset", "load", "quit")
 
@@ -26,8 +27,6 @@ class ExprStmt(Stmt):
 
 @compiles(ExprStmt)
 def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
-    from ..syntax.ast import Call
-
     ev = c.expr(st.expr, VALUE)
     show = c.interp.host.show
     is_call = isinstance(st.expr, Call)
@@ -45,8 +44,6 @@ class Print(Stmt):
 
     @classmethod
     def lower(cls, kw: Any, args: list | None) -> Print:
-        from ..syntax.ast import TupleExpr
-
         args = args or []
         if len(args) == 1 and isinstance(args[0], TupleExpr) and args[0].parens:
             args = args[0].items  # print(a, b) prints "a b", as in Python 3

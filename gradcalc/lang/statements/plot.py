@@ -6,13 +6,15 @@ import math
 import warnings
 from typing import Any
 
-from ..core.compiler import ARG, VALUE, Compiler, compiles
-from ..core.frames import ENGINE, Closure, Frame
-from ..errors import GradcalcError, Interrupted, Loc, SyntaxProblem
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, VALUE
+from ..core.frames import Closure, Frame
+from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..syntax import ast as A
 from ..syntax.ast import Stmt, start_of, statement, token_loc
 from ..syntax.keywords import check_name
 from ..values.convert import describe
+from ..values.engine import ENGINE
 
 
 @statement("plot_stmt")  # plot_stmt: PLOT testlist FOR NAME IN test [ORDER test] [TO test]
@@ -93,7 +95,7 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
     path_loc = start_of(st.path) if st.path is not None else st.loc
 
     def run(f: Frame) -> None:
-        from gradcalc.files import FileProblem
+        from gradcalc.files import FileProblem  # (files and plotting load when a program first plots)
         from gradcalc.plotting import PlotError
 
         lo, hi = _number(lo_fn(f), "the low end of the range", lo_loc), _number(hi_fn(f), "the high end", hi_loc)
@@ -121,5 +123,3 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
 
     return run
 
-
-PROPAGATE = (Interrupted, KeyboardInterrupt)

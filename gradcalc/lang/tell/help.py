@@ -5,7 +5,14 @@
 
 from __future__ import annotations
 
+import difflib
+import textwrap
+
+from ..errors import close_matches
+from ..values.builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY, METHODS, NN_BUILTINS
+from ..values.namespace import help_page
 from ..values.spaces import PREDEFINED
+from .help_statements import find_statement, help_words, statement_page, statement_summary_line, statements_page
 
 INTRO = """\
 gradcalc: type expressions and statements; values print as PyTorch prints them.
@@ -226,10 +233,6 @@ FAMILIES = (
 
 def builtins_page() -> str:
     """`:help builtins`: every built-in function by family, and the tensor attributes (from the engine)."""
-    import textwrap
-
-    from ..values.builtins import ATTRIBUTES, FUNCTIONS, LANGUAGE_ONLY, NN_BUILTINS
-
     nn = {name for names in NN_BUILTINS.values() for name in names}
     groups: dict[str, list[str]] = {}
     for name, b in FUNCTIONS.items():
@@ -257,10 +260,6 @@ def topic_names() -> list[str]:
 
 def unknown_topic(topic: str, exact: str) -> str:
     """The answer to `:help WORD` for a word with no page: the closest words that have one, and the topics."""
-    from ..errors import close_matches
-    from ..values.builtins import FUNCTIONS, METHODS
-    from .help_statements import help_words
-
     words = {*TOPICS, *ALIASES, "builtins", "statements", *help_words()}
     # built-ins and methods (an in-place method only when the word is one: `floor_` is no better than `floor`)
     names = {n for n in {*FUNCTIONS, *METHODS} if not n.endswith("_") or exact.endswith("_")}
@@ -275,15 +274,11 @@ def unknown_topic(topic: str, exact: str) -> str:
 
 
 def _similarity(a: str, b: str) -> float:
-    import difflib
-
     return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 def help_text(topic: str = "") -> str:
     """The page for `topic` (a topic, a statement, a keyword or a built-in), or the list of topics."""
-    from .help_statements import find_statement, statement_page, statement_summary_line, statements_page
-
     exact = topic.strip().lstrip(":")  # Linear (the layer) and linear (the function) are two pages
     topic = exact.lower()
     if not topic:
@@ -297,15 +292,11 @@ def help_text(topic: str = "") -> str:
     if key in TOPICS:
         return TOPICS[key]
     if "." in exact or exact in PREDEFINED:  # nn.Linear, F.relu, torch.sin, torch.nn: the namespaces' pages
-        from ..values.namespace import help_page
-
         page = help_page(exact)
         if page:
             return page
     if key == "builtins":
         return builtins_page()
-    from ..values.builtins import FUNCTIONS, METHODS
-
     entry = FUNCTIONS.get(exact) or FUNCTIONS.get(topic) or METHODS.get(topic)
     if entry is not None and entry.doc:
         return entry.doc

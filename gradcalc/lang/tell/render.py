@@ -13,13 +13,18 @@ from typing import Any
 
 import numpy as np
 
+from gradcalc import DType, Tensor
+from gradcalc.autograd import Node
+from gradcalc.autograd.printing import tensor_repr
+from gradcalc.autograd.tensor import is_parameter
+
+from ..values.surfaces import surface_of
+
 FORMATS = ("torch", "plain", "json")
 _FLOAT64 = np.dtype("float64")
 
 
 def _engine() -> tuple[type, type, type]:
-    from gradcalc import DType, Tensor
-    from gradcalc.autograd import Node
 
     return Tensor, Node, DType
 
@@ -41,9 +46,6 @@ def torch_repr(value: Any) -> str:
     """PyTorch's repr of a value (under float64 default dtype), as LANGUAGE.md section 1 lists it."""
     Tensor, Node, DType = _engine()
     if isinstance(value, Tensor):
-        from gradcalc.autograd.printing import tensor_repr
-        from gradcalc.autograd.tensor import is_parameter
-
         text = tensor_repr(
             _array(value), requires_grad=value.requires_grad, grad_fn=_grad_fn_name(value), dtype_prefix="",
             default_dtype=_FLOAT64,  # the language's default dtype, whatever Python code has set
@@ -63,8 +65,6 @@ def torch_repr(value: Any) -> str:
 
 def _object_repr(value: Any) -> str:
     """A value that is none of the above: what its surface (objects.py) shows, else its repr."""
-    from ..values.dispatch import surface_of
-
     surface = surface_of(value)
     return surface.show(value) if surface is not None else repr(value)
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from gradcalc import Tensor
+
 from ..names import HIDDEN  # the last printed value: not a variable the user made
-from ..values.builtins import describe
+from ..values.convert import describe
+from ..values.surfaces import surface_of
 from .render import torch_repr
 
 HEADER = ("name", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "grad")
@@ -40,8 +43,6 @@ def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
             fn.name() if fn is not None else "None",
             _grad(value),
         )
-    from ..values.dispatch import surface_of
-
     surface = surface_of(value)
     shown = surface.summary(value) if surface is not None else describe(value)  # net  Sequential  1,153 parameters
     if isinstance(value, (bool, int, float, str)) or value is None:
@@ -51,8 +52,6 @@ def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
 
 def vars_table(workspace: dict[str, Any]) -> str:
     """The workspace as an aligned table (or a note that it is empty)."""
-    from gradcalc import Tensor
-
     rows = [_row(n, v, Tensor) for n, v in sorted(workspace.items()) if n not in HIDDEN]
     if not rows:
         return "(the workspace is empty)"

@@ -2,6 +2,6 @@
 namespaces, modules and optimizers, transforms, hook handles, function values; how arguments become the
 engine's, and how failures become the language's messages."""
 
-from .dispatch import parameter_paths  # for names.py (until it moves into tell/)
+from .surfaces import parameter_paths  # for names.py (until it moves into tell/)
 
 __all__ = ["parameter_paths"]

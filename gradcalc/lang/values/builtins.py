@@ -20,14 +20,18 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
+from gradcalc.autograd.tensor import Tensor
+
 from ..errors import ArgumentError, GradcalcError
+from ..habits import call_pointer, with_pointer
 from ..limits import LIMITS, check_size
+from .calls import call_error
 from .convert import (
     CONVERT,
     RawList,
     as_tensor,
     describe,
-    engine,
     size_of_arange,
     size_of_dims,
     size_of_eye,
@@ -36,7 +40,9 @@ from .convert import (
     size_of_product,
     whole,
 )
-from .spaces import PREDEFINED
+from .engine import engine
+from .signatures import derive_spec, signature_text
+from .spaces import NN_BUILTINS, PREDEFINED
 
 __all__ = [
     "ATTRIBUTES", "BUILTINS", "CONSTANTS", "DTYPES", "FUNCTIONS", "LIMITS", "METHODS", "NN_BUILTINS",
@@ -63,24 +69,6 @@ LANGUAGE_ONLY: dict[str, str] = {
     "float": "py:float",
 }
 
-# Built-ins from torch.nn, torch.nn.functional and torch.optim, as gradcalc.nn and gradcalc.optim have them: the
-# engine's namespace and the names the language takes from it (every layer, loss and optimizer class, and the
-# functions of nn.functional not built-ins already). They load when one is first called (a plain run imports
-# neither package); nn.py checks their arguments, objects.py declares what their values offer.
-NN_BUILTINS: dict[str, tuple[str, ...]] = {
-    "nn": (
-        "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
-        "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "Flatten", "Unflatten",
-        "Softmax", "LogSoftmax",
-    ),
-    "nn.functional": (
-        "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
-    ),
-    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
-    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
-    "": ("Generator",),  # top-level (torch.Generator): its value has a surface of its own (objects.py)
-}
-
 # Engine names that are not built-ins of the language (the language has a statement for it, or the value it
 # returns is not one of the language's).
 NOT_BUILT_INS = frozenset(
@@ -88,35 +76,6 @@ NOT_BUILT_INS = frozenset(
      # int32 and float16 are not the language's dtypes (and `int` reads as Python's word in a message)
      "int", "half"}
 )
-
-# PyTorch's parameter names, and the kind of argument each takes (when the signature does not annotate it).
-PARAMETER_KINDS: dict[str, str] = {
-    **dict.fromkeys(
-        ("dim", "dims", "size", "shape", "start_dim", "end_dim", "dim0", "dim1", "chunks", "steps", "n", "m",
-         "index", "split_size_or_sections", "diagonal", "source", "destination"),
-        "I",
-    ),
-    **dict.fromkeys(
-        ("min", "max", "p", "beta", "threshold", "fill_value", "value", "alpha", "eps", "atol", "rtol",
-         "correction", "start", "end", "step", "length"),
-        "N",
-    ),
-    **dict.fromkeys(("tensors", "outputs", "inputs", "grad_outputs"), "L"),
-    **dict.fromkeys(("src", "condition", "cond", "mat1", "mat2"), "T"),
-    **dict.fromkeys(("func", "fn", "f", "hook"), "F"),
-    "data": "D",
-}
-
-# Where the signature alone says the wrong thing: `max(a, b)` is elementwise, so max's second argument given
-# by position may be a tensor as well as a dimension; `where(c, 1, 0)` makes float64 tensors of its numbers.
-OVERRIDES: dict[tuple[str, str], str] = {
-    ("where", "a"): "T",
-    ("where", "b"): "T",
-}
-POSITIONAL_OVERRIDES: dict[tuple[str, str], str] = {
-    ("max", "dim"): "A",
-    ("min", "dim"): "A",
-}
 
 # How many elements a constructor's result will have, checked before anything is allocated.
 SIZES: dict[str, Callable[[tuple, dict], int]] = {
@@ -178,10 +137,10 @@ class Builtin:
     def engine_callable(self) -> Callable[..., Any]:
         """The engine function whose signature describes this built-in."""
         if self.method:
-            return getattr(_tensor_type(), self.target)
+            return getattr(Tensor, self.target)
         target = self.target
         if target.startswith("method:"):
-            return getattr(_tensor_type(), target[len("method:"):])
+            return getattr(Tensor, target[len("method:"):])
         return self.resolve()
 
     @property
@@ -233,15 +192,12 @@ class Builtin:
                 check_size(n, f"{self.name}(...)")
             result = self.resolve()(*converted, **kw)
         except Exception as exc:
-            from ..habits import call_pointer, with_pointer
-            from .calls import call_error
-
             err = call_error(self, exc, args, kwargs)
             pointer = call_pointer(self.name, args) if not self.method and err.loc is None else None
             if pointer is not None:
                 err = GradcalcError(with_pointer(err.message, pointer))
             raise err from None  # (a GradcalcError raised by the callee's own checks comes out as it was)
-        if isinstance(result, _tensor_type()) and result.numel() > LIMITS.max_elements:
+        if isinstance(result, Tensor) and result.numel() > LIMITS.max_elements:
             check_size(result.numel(), f"{self.name}(...)")
         return result
 
@@ -256,100 +212,17 @@ class Builtin:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.invoke(args, kwargs)
 
+    @property
+    def described_as(self) -> str:
+        """How messages name it (convert.describe)."""
+        return f"the built-in function {self.name}"
+
     def __repr__(self) -> str:
         return f"<built-in function {self.name}>"
 
 
-def _tensor_type() -> type:
-    from gradcalc.autograd.tensor import Tensor
-
-    return Tensor
-
-
-def _parameters(fn: Callable[..., Any], method: bool) -> list[inspect.Parameter]:
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return [inspect.Parameter("args", inspect.Parameter.VAR_POSITIONAL)]
-    return params[1:] if method and params and params[0].kind is not inspect.Parameter.VAR_POSITIONAL else params
-
-
-def kind_of(name: str, param: inspect.Parameter, first: bool) -> str:
-    """The kind of argument a parameter takes (see the module docstring for the order of the rules)."""
-    override = OVERRIDES.get((name, param.name))
-    if override is not None:
-        return override
-    annotation = param.annotation
-    if annotation is not inspect.Parameter.empty:
-        parts = {p.strip() for p in str(annotation).split("|")} - {"None"}
-        if parts == {"Tensor"}:
-            return "T"
-        if parts <= {"Sequence[Tensor]", "list[Tensor]", "tuple[Tensor, ...]", "Tensor"} and parts != {"Tensor"}:
-            return "L"
-        if parts <= {"int", "tuple[int, ...]", "Sequence[int]"}:
-            return "I"
-        if parts <= {"float", "int | float"} and "float" in parts:
-            return "N"
-        if any(p.startswith("Callable") for p in parts):
-            return "F"
-    kind = PARAMETER_KINDS.get(param.name)
-    if kind is not None:
-        return kind
-    return "T" if first else "A"
-
-
-def derive_spec(
-    name: str, fn: Callable[..., Any], method: bool, plain: bool = False
-) -> tuple[tuple[str, ...], dict[str, str]]:
-    """The argument kinds of built-in `name` from the signature of its engine callable `fn` (`plain`: every
-    argument as it is)."""
-    positional: list[str] = []
-    keywords: dict[str, str] = {}
-    for i, p in enumerate(_parameters(fn, method)):
-        if p.kind is inspect.Parameter.VAR_KEYWORD:
-            continue
-        kind = "A" if plain else kind_of(name, p, first=(i == 0 and not method))
-        if p.kind is inspect.Parameter.VAR_POSITIONAL:
-            positional.append("*" + kind)
-            continue
-        if p.kind is not inspect.Parameter.KEYWORD_ONLY:
-            positional.append(POSITIONAL_OVERRIDES.get((name, p.name), kind))
-        if p.kind is not inspect.Parameter.POSITIONAL_ONLY:
-            keywords[p.name] = kind
-    return tuple(positional), keywords
-
-
-def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> str:
-    """`sum(x, dim=, keepdim=False)`: how `:help` and messages show a built-in's parameters."""
-    parts = []
-    for p in _parameters(fn, method):
-        if p.kind is inspect.Parameter.VAR_POSITIONAL:
-            parts.append(f"*{p.name}")
-        elif p.kind is inspect.Parameter.VAR_KEYWORD:
-            continue
-        elif p.default is inspect.Parameter.empty:
-            parts.append(p.name)
-        elif p.default is None or isinstance(p.default, (bool, int, float, str)):
-            parts.append(f"{p.name}={_shown(p.default)}")
-        elif isinstance(p.default, tuple) and p.default and all(type(v) is float for v in p.default):
-            parts.append(f"{p.name}={_shown(p.default)}")  # Adam's betas=(0.9, 0.999)
-        else:  # a sentinel that stands for none (`sum(x, dim=none)`), or a default not to spell out
-            parts.append(f"{p.name}={'none' if repr(p.default) == 'None' else ''}")
-    return f"{'x.' if method else ''}{name}({', '.join(parts)})"
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, tuple):
-        return str(value)  # Adam's betas=(0.9, 0.999)
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return repr(value) if isinstance(value, str) and value else str(value)
-
-
 def _method_caller(name: str) -> Callable[..., Any]:
-    signature = inspect.signature(getattr(_tensor_type(), name))
+    signature = inspect.signature(getattr(Tensor, name))
     first = next(iter(signature.parameters))  # the tensor, by position or by its name (`view(x=t)`)
 
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -359,12 +232,12 @@ def _method_caller(name: str) -> Callable[..., Any]:
             obj = kwargs.pop(first, None)
         obj = as_tensor(obj)
         method = getattr(obj, name, None)
-        if method is None or not isinstance(obj, _tensor_type()):
+        if method is None or not isinstance(obj, Tensor):
             raise ArgumentError(f"{name}: argument '{first}' must be a tensor, not {describe(obj)}")
         return method(*args, **kwargs)
 
     call.__signature__ = signature  # type: ignore[attr-defined]
-    call.__doc__ = getattr(_tensor_type(), name).__doc__
+    call.__doc__ = getattr(Tensor, name).__doc__
     return call
 
 
@@ -379,7 +252,7 @@ def _py_range(*bounds: Any) -> range:
 
 def _py_len(x: Any) -> int:
     """The size of x's first dimension (or the length of a tuple, list or string)."""
-    if isinstance(x, _tensor_type()) and x.ndim == 0:
+    if isinstance(x, Tensor) and x.ndim == 0:
         raise GradcalcError("len of a 0-d tensor: it has no first dimension (use x.numel() for its size)")
     try:
         return len(x)
@@ -389,7 +262,7 @@ def _py_len(x: Any) -> int:
 
 def _py_float(x: Any) -> float:
     """A one-element tensor as a Python number."""
-    if isinstance(x, (int, float, bool)) or isinstance(x, _tensor_type()):
+    if isinstance(x, (int, float, bool)) or isinstance(x, Tensor):
         return float(x)
     raise GradcalcError(f"float needs a number or a one-element tensor, not {describe(x)}")
 
@@ -412,17 +285,17 @@ PYTHON: dict[str, Callable[..., Any]] = {
 def _resolve(b: Builtin) -> Callable[..., Any]:
     target = b.target
     if b.method:
-        return getattr(_tensor_type(), target)
+        return getattr(Tensor, target)
     if target.startswith("method:"):
         return _method_caller(target[len("method:"):])
     if target.startswith("py:"):
         return PYTHON[target[3:]]
     if target.startswith("nn:"):
-        from .nn import language_callable
+        from .objects import language_callable  # (loads the engine's nn and optim only when one is called)
 
         return language_callable(b.name, target[3:])
     if target.startswith("lang:"):
-        from .transforms import FUNCTIONAL
+        from .transforms import FUNCTIONAL  # (not loaded until a program calls a transform)
 
         return FUNCTIONAL[target[5:]]
     obj: Any = engine()
@@ -438,9 +311,6 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
 
 
 def _engine_tables() -> tuple[dict[str, Builtin], dict[str, Builtin], dict[str, str], tuple[str, ...]]:
-    from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
-    from gradcalc.autograd.tensor import Tensor
-
     functions = {
         name: Builtin(name, name)
         for name in sorted(ENGINE_FUNCTIONS)

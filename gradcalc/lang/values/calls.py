@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ..errors import ArgumentError, GradcalcError
 from .convert import RawList, describe
 from .failures import error_from, fallback, speaks_python, translate
+from .signatures import OVERRIDES, PARAMETER_KINDS, engine_parameters, signature_text
 
 if TYPE_CHECKING:
     from .builtins import Builtin
@@ -70,8 +71,6 @@ def wrong_call(problem: str, signature: str) -> GradcalcError:
 
 def signature(b: Builtin) -> str:
     """The built-in's signature as `:help NAME` shows it."""
-    from .builtins import signature_text
-
     return signature_text(b.name, b.engine_callable(), b.method)
 
 
@@ -80,9 +79,7 @@ def signature(b: Builtin) -> str:
 
 
 def parameters(b: Builtin) -> list[inspect.Parameter]:
-    from .builtins import _parameters
-
-    return _parameters(b.engine_callable(), b.method)
+    return engine_parameters(b.engine_callable(), b.method)
 
 
 def shown(name: str) -> str:
@@ -269,8 +266,6 @@ BY_KIND = {"T": TENSOR, "L": TENSORS, "I": WHOLE, "*I": WHOLES, "N": NUMBER, "D"
 
 def expectation(b: Builtin, p: inspect.Parameter, kind: str | None) -> Expect | None:
     """What parameter `p` of `b` takes, when that can be told (None: anything, as far as we know)."""
-    from .builtins import OVERRIDES, PARAMETER_KINDS
-
     parts = {s.strip() for s in str(p.annotation).split("|")} if p.annotation is not _EMPTY else set()
     if kind == "T" and not ("Tensor" in parts or p.name in TENSOR_NAMES or "T" in (
             PARAMETER_KINDS.get(p.name), OVERRIDES.get((b.name, p.name)))):

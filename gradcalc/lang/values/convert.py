@@ -20,7 +20,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from gradcalc import DType, Size, Tensor
+from gradcalc.autograd import Node
+
 from ..errors import ArgumentError
+from .engine import engine
+from .surfaces import surface_of
 
 
 class RawList(list):
@@ -28,18 +33,6 @@ class RawList(list):
     a tensor (most parameters), ints (sizes) or Python data (`tensor([1, 2], dtype=float32)`)."""
 
     __slots__ = ()
-
-
-def engine() -> Any:
-    import gradcalc
-
-    return gradcalc
-
-
-def _Tensor() -> type:
-    from gradcalc import Tensor
-
-    return Tensor
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -80,7 +73,7 @@ def whole(value: Any, what: str = "a dimension or size") -> int:
         if not value.is_integer():
             raise ArgumentError(f"{what} must be a whole number, not {value!r}")
         return int(value)
-    if isinstance(value, _Tensor()):
+    if isinstance(value, Tensor):
         if value.numel() != 1:
             raise ArgumentError(f"{what} must be a number, not a tensor of shape {tuple(value.shape)}")
         return whole(value.item(), what)
@@ -91,7 +84,7 @@ def as_ints(value: Any) -> Any:
     """`I`: an int, or a tuple of ints for a list, tuple or 1-d tensor."""
     if isinstance(value, (list, tuple)):
         return tuple(whole(v) for v in value)
-    if isinstance(value, _Tensor()) and value.ndim == 1:
+    if isinstance(value, Tensor) and value.ndim == 1:
         return tuple(whole(v) for v in value.tolist())
     if value is None:
         return None
@@ -102,7 +95,7 @@ def as_number(value: Any) -> Any:
     """`N`: a 0-d tensor becomes a Python number (a list literal a tensor)."""
     if type(value) is RawList:
         return as_tensor(value)
-    if isinstance(value, _Tensor()) and value.ndim == 0 and not value.requires_grad:
+    if isinstance(value, Tensor) and value.ndim == 0 and not value.requires_grad:
         return value.item()
     return value
 
@@ -124,7 +117,7 @@ def as_any(value: Any) -> Any:
 
 
 def as_function(value: Any) -> Any:
-    if not callable(value) or isinstance(value, _Tensor()):
+    if not callable(value) or isinstance(value, Tensor):
         raise ArgumentError(f"expected a function, not {describe(value)}")
     return value
 
@@ -142,14 +135,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 
 def describe(value: Any) -> str:
     """A value's kind in the language's words, for messages."""
-    from gradcalc import DType, Size
-    from gradcalc.autograd import Node
-
-    from ..core.frames import BoundMethod
-    from .builtins import Builtin
-    from .namespace import Namespace
-
-    if isinstance(value, _Tensor()):
+    if isinstance(value, Tensor):
         dtype = value.dtype.name
         kind = "a " if dtype == "float64" else f"{'an' if dtype[0] in 'aeiou' else 'a'} {dtype} "
         return f"{kind}tensor of shape {tuple(value.shape)}"
@@ -177,25 +163,17 @@ def describe(value: Any) -> str:
         return "a range"
     if isinstance(value, slice):
         return "a slice"
-    if isinstance(value, Builtin):
-        return f"the built-in function {value.name}"
-    if isinstance(value, BoundMethod):
-        return f"the method {value.builtin.name} of a tensor"
-    if isinstance(value, Namespace):
-        return f"the namespace {value.label}"
+    described = getattr(type(value), "described_as", None)  # the language's own values (built-ins, hooks...)
+    if described is not None:
+        return described if isinstance(described, str) else str(value.described_as)
     if isinstance(value, dict):
         return "a dict"
-    from .dispatch import surface_of
-
     surface = surface_of(value)
     if surface is not None:  # a module or an optimizer: "a Linear module", "an Adam optimizer"
         return surface.describe(value)
     if callable(value):
         name = getattr(value, "name", None)
         return f"the function {name}" if isinstance(name, str) else "a function"
-    described = getattr(type(value), "described_as", None)  # the language's own values (a hook handle...)
-    if isinstance(described, str):
-        return described
     return "a value of another kind"
 
 
@@ -246,6 +224,6 @@ def size_of_linspace(args: tuple, kwargs: dict) -> int:
 def size_of_product(args: tuple, kwargs: dict) -> int:
     n = 1
     for a in args[:2]:
-        if isinstance(a, _Tensor()):
+        if isinstance(a, Tensor):
             n *= a.numel()
     return n

@@ -4,7 +4,8 @@ size checks before large operations, and the attributes and methods of values th
 A value that is not a tensor answers `o.name` and `o.name(...)` by one of two protocols, tried in this order
 after the built-in kinds (graph nodes, and `func`'s Namespace, whose attributes are its functions):
 
-- the language's own small values (hook handles in hooks.py, a node's `saved` values in saved.py): their
+- the language's own small values (hook handles in hooks.py, a node's `saved` values in saved.py, which the
+  compiler reads for `.saved` and `._saved_NAME`): their
   class defines `language_attribute(self, name, loc)` and `language_method(self, name, args, kwargs, loc)`,
   each returning the value or raising a GradcalcError of its own;
 - modules and optimizers, which are the engine's objects (gradcalc.nn, gradcalc.optim) and so carry no
@@ -18,14 +19,13 @@ hook) while the second must not touch the engine's classes and needs more than r
 
 from __future__ import annotations
 
-import sys
 import weakref
-from collections.abc import Callable
 from typing import Any
 
-from ..core.frames import ENGINE as _T
-from ..core.frames import BoundMethod
+import numpy as np
+
 from ..errors import GradcalcError, Loc, close_matches
+from ..limits import check_size
 from .builtins import (
     ATTRIBUTES,
     METHODS,
@@ -33,10 +33,12 @@ from .builtins import (
     NODE_HOOK_METHODS,
     NODE_METHODS,
     TENSOR_HOOK_METHODS,
-    check_size,
-    describe,
 )
+from .convert import describe
+from .engine import ENGINE as _T
+from .functions import BoundMethod
 from .namespace import Namespace
+from .surfaces import surface_of
 
 
 def index_value(v: Any) -> Any:
@@ -83,8 +85,6 @@ def floats(data: Any) -> Any:
 
 def check_result_size(sym: str, a: Any, b: Any, loc: Loc) -> None:
     """Before an operation of two large tensors: would its result exceed the element limit?"""
-    import numpy as np
-
     sa, sb = tuple(a.shape), tuple(b.shape)
     try:
         if sym == "@":
@@ -111,36 +111,6 @@ def _is_node(o: Any) -> bool:
     return isinstance(o, _T.Node)
 
 
-# type -> how a value of that type is called (`net(x)`); filled by objects.py for the module classes
-OBJECT_CALLS: dict[type, Callable[[Any, list, dict], Any]] = {}
-
-
-def surface_of(o: Any) -> Any:
-    """The declared surface (objects.py) of a module or optimizer, or None for any other value."""
-    if "gradcalc.nn" not in sys.modules and "gradcalc.optim" not in sys.modules:
-        return None  # no program has made one
-    from .objects import surface_of as find
-
-    return find(o)
-
-
-def parameter_paths(name: str, value: Any) -> list[tuple[str, Any]]:
-    """The parameters of a module bound to workspace name `name`, each with the language's way to reach it
-    (`net[0].weight`, `lin.bias`): how `graph` and `explain` name them. Empty for any other value."""
-    if "gradcalc.nn" not in sys.modules:
-        return []
-    module_type = sys.modules["gradcalc.nn"].Module
-    if not isinstance(value, module_type):
-        return []
-    out: list[tuple[str, Any]] = []
-    for dotted, p in value.named_parameters():
-        path = name
-        for part in dotted.split("."):
-            path += f"[{part}]" if part.isdigit() else f".{part}"
-        out.append((path, p))
-    return out
-
-
 def _located(exc: GradcalcError, loc: Loc) -> GradcalcError:
     if exc.loc is None:
         exc.loc = loc
@@ -159,10 +129,6 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
     if type(o) is Namespace:
         return o.member(name, loc)
     if _is_node(o):
-        if name == "saved" or name.startswith("_saved_"):
-            from .. import saved
-
-            return saved.SavedValues(o) if name == "saved" else saved.read(o, name[len("_saved_"):], loc)
         if name in NODE_ATTRIBUTES:
             v = getattr(o, name, None)
             if isinstance(v, weakref.ref):
@@ -186,7 +152,7 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
     """Methods of values that are not tensors, and the message when there is none."""
     if type(o) is _T.Tensor:
         if name in TENSOR_HOOK_METHODS:
-            from . import hooks
+            from . import hooks  # (hooks load when a program registers one, not on a cold start)
 
             return hooks.register_on_tensor(o, name, args, kwargs, loc)
         if name in ATTRIBUTES:
@@ -200,7 +166,7 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
                 exc.loc = loc
             raise
     if _is_node(o) and name in NODE_HOOK_METHODS:
-        from . import hooks
+        from . import hooks  # (hooks load when a program registers one, not on a cold start)
 
         return hooks.register_on_node(o, name, args, kwargs, loc)
     if _is_node(o) and name in NODE_METHODS and not args and not kwargs:

@@ -13,12 +13,18 @@ operators through `operator_error`), so this is the one place where a message is
 from __future__ import annotations
 
 import functools
+import gc
 import re
+import sys
 from typing import Any
+
+import numpy as np
+
+from gradcalc.autograd.graph import Node
 
 from ..errors import GradcalcError, Loc
 from ..limits import MAX_DIMS, too_many_dims
-from .builtins import describe
+from .convert import describe
 
 OP_WORDS = {
     "+": "add",
@@ -112,7 +118,8 @@ def _numpy_broadcast(message: str) -> str | None:
     p = _patterns()
     if not p["broadcast"].search(message):
         return None
-    from gradcalc.autograd.inspection import broadcast_message
+    from gradcalc.autograd.inspection import broadcast_message  # (an error's way only: not on a cold start)
+
     text = message.split("[original->remapped]:")[-1]
     shapes = [tuple(int(d) for d in m.split(",") if d.strip()) for m in p["shape"].findall(text)]
     if "remapped" in message and len(shapes) == 2:  # a value written into a place of another shape
@@ -127,12 +134,7 @@ def saved_bytes() -> int:
     """How many bytes the values saved for backward hold, over every graph alive (views counted once).
 
     Found by walking the garbage collector's objects: run only when memory ran out, never on the way."""
-    import gc
-
-    import numpy as np
-
-    from gradcalc.autograd.graph import Node
-    from gradcalc.autograd.inspection import saved
+    from gradcalc.autograd.inspection import saved  # (only when memory ran out: not on a cold start)
 
     seen: set[int] = set()
     total = 0
@@ -153,8 +155,7 @@ def saved_bytes() -> int:
 def _peak_bytes() -> int | None:
     """The process's largest resident size so far (None where the system does not say)."""
     try:
-        import resource
-        import sys
+        import resource  # (only when memory ran out; not on every system)
     except ImportError:
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -12,14 +12,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import gradcalc.func
+from gradcalc import Tensor
+
 from ..errors import GradcalcError
 from .convert import describe, whole
 from .transforms import Transformed, as_function, call_engine, checked, flag, function_name, primal
 
 
 def _engine() -> Any:
-    import gradcalc.func
-
     return gradcalc.func
 
 
@@ -60,17 +61,10 @@ def _check_tangents(primals: tuple[Any, ...], tangents: tuple[Any, ...], label: 
     if len(primals) != len(tangents):
         raise GradcalcError(f"{label}: tangents must have one tensor per primal: {len(primals)} primal(s), "
                             f"{len(tangents)} tangent(s)")
-    Tensor = _tensor_type()
     for i, (p, t) in enumerate(zip(primals, tangents, strict=True)):
         if isinstance(p, Tensor) and isinstance(t, Tensor) and tuple(p.shape) != tuple(t.shape):
             raise GradcalcError(f"{label}: tangent {i} has shape {tuple(t.shape)} but primal {i} has shape "
                                 f"{tuple(p.shape)}; they must match")
-
-
-def _tensor_type() -> type:
-    from gradcalc import Tensor
-
-    return Tensor
 
 
 # -- the transforms ------------------------------------------------------------------------------------------

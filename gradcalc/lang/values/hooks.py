@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.frames import ENGINE
 from ..errors import GradcalcError, Loc
-from .builtins import describe
+from .convert import as_tensor, describe
+from .engine import ENGINE
 
 # what each kind of hook is given, in words (for messages and the handle's text)
 _GIVEN = {
@@ -70,8 +70,6 @@ class Hook:
 
     def _gradient(self, value: Any, old: Any, where: str) -> Any:
         """One replacement gradient: a tensor of the old one's shape and dtype (any tensor for no old one)."""
-        from .convert import as_tensor
-
         value = as_tensor(value)
         if not isinstance(value, ENGINE.Tensor):
             raise GradcalcError(

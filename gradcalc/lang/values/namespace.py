@@ -27,11 +27,20 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
+import textwrap
 from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+import gradcalc
+from gradcalc.autograd.tensor import DType
+
 from ..errors import GradcalcError, Loc, close_matches
+from ..habits import member_pointer
+from ..syntax.keywords import GRAD_MODES
+from .builtins import CONSTANTS, FUNCTIONS, Builtin
+from .convert import describe
+from .signatures import signature_text
 from .spaces import PREDEFINED, SPACES, engine_module, is_checked
 
 
@@ -44,7 +53,7 @@ class NamespaceFunction:
         self.label, self.fn = label, fn
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .transforms import bind
+        from .transforms import bind  # (transforms load when a program first calls one)
 
         bind(self.label, self.fn, args, kwargs)
         return self.fn(*args, **kwargs)
@@ -52,8 +61,6 @@ class NamespaceFunction:
     @property
     def doc(self) -> str:
         """`:help func.grad`: the signature and the docstring."""
-        from .builtins import signature_text
-
         return f"{signature_text(self.label, self.fn)}: {' '.join((inspect.getdoc(self.fn) or '').split())}"
 
     def __repr__(self) -> str:
@@ -95,8 +102,6 @@ class Namespace:
         """`nn.Linear(1, 1)`: the member, called."""
         fn = self.member(attr, loc)
         if isinstance(fn, Namespace) or not callable(fn):
-            from .convert import describe
-
             raise GradcalcError(f"{self.label}.{attr} is {describe(fn)}, not a function: it can't be called", loc)
         return fn(*args, **kwargs)
 
@@ -114,15 +119,11 @@ class Namespace:
 
     def has_block(self, mode: str) -> bool:
         """Whether `with NAMESPACE.mode():` is PyTorch's (`torch.no_grad`, `torch.autograd.detect_anomaly`)."""
-        from ..syntax.keywords import GRAD_MODES
-
         return mode in GRAD_MODES and mode in _exported(self.path)
 
     # -- help ------------------------------------------------------------------------------------------------
     def page(self) -> str:
         """`:help nn`: what the namespace is and what it holds."""
-        import textwrap
-
         names = self.names()
         spaces = [n for n in names if isinstance(self.member(n), Namespace)]
         rest = [n for n in names if n not in spaces]
@@ -138,6 +139,11 @@ class Namespace:
         lines += textwrap.wrap(f"members: {' '.join(rest) if rest else '(none in gradcalc yet)'}", 110,
                                subsequent_indent="  ")
         return "\n".join(lines)
+
+    @property
+    def described_as(self) -> str:
+        """How messages name it (convert.describe)."""
+        return f"the namespace {self.label}"
 
     def __repr__(self) -> str:
         return f"<module '{self.path}'>"
@@ -206,13 +212,11 @@ def _children(path: str) -> dict[str, str]:
 
 
 def _autograd_backward() -> Any:
-    from .builtins import Builtin
-
     return Builtin("backward", "autograd.backward")
 
 
 def _func_members() -> dict[str, Any]:
-    from .func_namespace import MEMBERS
+    from .func_namespace import MEMBERS  # (the transforms load when a program first reads func.)
 
     return {name: NamespaceFunction(f"func.{name}", fn) for name, fn in MEMBERS.items()}
 
@@ -246,8 +250,6 @@ def _homed() -> dict[str, dict[str, Any]]:
     """Rule 3: namespace path -> {name: built-in} for the built-ins whose engine target lives there."""
     global _homed_index
     if _homed_index is None:
-        from .builtins import FUNCTIONS
-
         index: dict[str, dict[str, Any]] = {}
         for name, b in FUNCTIONS.items():
             target = b.target.removeprefix("nn:")
@@ -265,11 +267,6 @@ def _extras(path: str) -> dict[str, Any]:
     """Rule 4: torch's dtypes and constants."""
     if path != "torch":
         return {}
-    import gradcalc
-    from gradcalc.autograd.tensor import DType
-
-    from .builtins import CONSTANTS
-
     dtypes = {n: v for n, v in vars(gradcalc).items() if isinstance(v, DType) and not n.startswith("_")}
     return {**dtypes, **CONSTANTS}
 
@@ -310,8 +307,6 @@ def _resolve(ns: Namespace, name: str) -> Any:
         return value
     if name.startswith("_") or name not in _exported(path):
         return _MISSING
-    from .builtins import FUNCTIONS, Builtin
-
     if is_checked(path):
         engine_object = getattr(_engine(path), name, None)
         if name in FUNCTIONS or inspect.isfunction(engine_object):
@@ -353,8 +348,6 @@ def home_of(name: str) -> Namespace | None:
 
 
 def _missing_message(ns: Namespace, name: str) -> str:
-    from ..habits import member_pointer
-
     spelled = f"{ns.label}.{name}"
     if ns.has_block(name):
         return (f"{spelled} is a block, not a value: write `with {spelled}():` (or `with {name}:`) and the "

@@ -19,14 +19,17 @@ methods of modules and optimizers (objects.py) are checked the same way. `Checke
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+from gradcalc import DType, Tensor
+
 from ..errors import GradcalcError
 from .calls import BOOLEAN, FUNCTION, NUMBER, STRING, TENSOR, WHOLE, bind_arguments, layout, must_be, wrong_call
-from .convert import RawList, as_tensor, describe, engine
+from .convert import RawList, as_tensor, describe
+from .signatures import signature_text
+from .surfaces import OBJECT_CALLS
 
 # PyTorch's parameters that only say how a computation runs (or are deprecated): not the language's.
 HIDDEN = frozenset({
@@ -98,16 +101,10 @@ def shown(value: Any) -> str:
 # Argument kinds
 
 
-def _tensor_type() -> type:
-    from gradcalc import Tensor
-
-    return Tensor
-
-
 def _tensor(v: Any) -> Any:
     if type(v) in (int, float, RawList):
         return as_tensor(v)
-    if isinstance(v, _tensor_type()):
+    if isinstance(v, Tensor):
         return v
     raise WrongArgument
 
@@ -118,7 +115,7 @@ def _one_number(v: Any) -> Any:
         raise WrongArgument
     if isinstance(v, (int, float)):
         return v
-    if isinstance(v, _tensor_type()) and v.numel() == 1 and not v.requires_grad and v.dtype.is_floating_point:
+    if isinstance(v, Tensor) and v.numel() == 1 and not v.requires_grad and v.dtype.is_floating_point:
         return v.item()
     raise WrongArgument
 
@@ -145,7 +142,7 @@ def _string(v: Any) -> str:
 
 
 def _pair(v: Any) -> tuple[Any, Any]:
-    if isinstance(v, _tensor_type()) and v.ndim == 1:
+    if isinstance(v, Tensor) and v.ndim == 1:
         v = tuple(v.unbind())
     if isinstance(v, (tuple, list)) and len(v) == 2:
         return (_one_number(v[0]), _one_number(v[1]))
@@ -153,15 +150,13 @@ def _pair(v: Any) -> tuple[Any, Any]:
 
 
 def _function(v: Any) -> Any:
-    from .dispatch import OBJECT_CALLS
-
-    if callable(v) and not isinstance(v, (_tensor_type(), type)) and type(v) not in OBJECT_CALLS:
+    if callable(v) and not isinstance(v, (Tensor, type)) and type(v) not in OBJECT_CALLS:
         return v  # (a module is called on tensors, not as a function of no arguments)
     raise WrongArgument
 
 
 def _module(v: Any) -> Any:
-    from gradcalc.nn import Module
+    from gradcalc.nn import Module  # (the engine's nn loads when a program first makes a module)
 
     if isinstance(v, Module):
         return v
@@ -169,7 +164,7 @@ def _module(v: Any) -> Any:
 
 
 def _wholes(v: Any) -> list[int]:
-    if isinstance(v, _tensor_type()) and v.ndim == 1:
+    if isinstance(v, Tensor) and v.ndim == 1:
         v = v.tolist()
     if isinstance(v, (list, tuple)):
         return [_whole(x) for x in v]
@@ -177,7 +172,7 @@ def _wholes(v: Any) -> list[int]:
 
 
 def _optimizer(v: Any) -> Any:
-    from gradcalc.optim import Optimizer
+    from gradcalc.optim import Optimizer  # (the engine's optim loads when a program first makes an optimizer)
 
     if isinstance(v, Optimizer):
         return v
@@ -185,16 +180,14 @@ def _optimizer(v: Any) -> Any:
 
 
 def _parameters(v: Any) -> list[Any]:
-    if isinstance(v, _tensor_type()) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
+    if isinstance(v, Tensor) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
         return []  # `[]` is an empty tensor in the language: the engine then says the list is empty
-    if isinstance(v, (list, tuple)) and all(isinstance(p, _tensor_type()) for p in v):
+    if isinstance(v, (list, tuple)) and all(isinstance(p, Tensor) for p in v):
         return list(v)
     raise WrongArgument
 
 
 def _dtype(v: Any) -> Any:
-    from gradcalc import DType
-
     if isinstance(v, DType) and v.is_floating_point:
         return v
     raise WrongArgument
@@ -273,8 +266,6 @@ class Checked:
         self.layout = layout(shown_params)
         self.label = prefix + name  # how a message names it: `Linear`, `SGD.step`
         self.signature = inspect.Signature(shown_params)
-        from .builtins import signature_text
-
         self.text = prefix + signature_text(name, self)
 
     @property
@@ -318,27 +309,3 @@ class Checked:
         """Call the method on `obj`, the arguments checked."""
         rest, values = self.bind(args, kwargs)
         return self.fn(obj, *rest, **values)
-
-
-def engine_object(path: str) -> Any:
-    """`nn.Linear`, `optim.Adam`, `nn.functional.gelu`, `optim.lr_scheduler.StepLR`, `Generator` (top level):
-    the engine's object (importing its package)."""
-    space, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(f"{engine().__name__}.{space}" if space else engine().__name__), name)
-
-
-def language_callable(name: str, path: str) -> Callable[..., Any]:
-    """Built-in `name` (engine object at `path`): a function with the shown signature and the engine's
-    docstring, that checks its arguments and calls the engine."""
-    target = engine_object(path)
-    checked = Checked(name, target)
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        return checked(*args, **kwargs)
-
-    call.__signature__ = checked.signature  # type: ignore[attr-defined]
-    call.__doc__ = target.__doc__
-    call.__name__ = name
-    from . import objects  # noqa: F401 - modules and optimizers become values with their surface
-
-    return call

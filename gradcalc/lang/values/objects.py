@@ -13,23 +13,31 @@ run at the engine's speed; but the language reaches only what is declared here, 
 - a random generator (`Generator()`): `GENERATOR_METHODS` (`g.manual_seed(0)`), and `device`.
 
 Methods are called through `Checked` signatures (nn.py), so a wrong call names the method and what it takes;
-iterators (`net.parameters()`) come back as lists. values.py asks `surface_of(o)` for any value that is not a
-tensor or a graph node; this module is imported only once gradcalc.nn or gradcalc.optim is.
+iterators (`net.parameters()`) come back as lists. `surfaces.surface_of(o)` finds the surface of any value
+that is not a tensor or a graph node, once this module has registered its finder: it loads (and with it the
+engine's nn and optim packages) when a program first calls one of them (`language_callable`, below).
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Callable, Iterator
 from typing import Any
+
+import gradcalc
+from gradcalc import Generator, Tensor, nn, optim
+from gradcalc.optim.lr_scheduler import LRScheduler
 
 from ..errors import GradcalcError
 from .convert import as_tensor, describe
-from .dispatch import OBJECT_CALLS
 from .failures import error_from
 from .nn import HIDDEN, Checked, WrongArgument, _one_number, _whole, shown
+from .spaces import NN_BUILTINS
+from .surfaces import FINDERS, OBJECT_CALLS
 
 MODULE_METHODS = (
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
@@ -43,18 +51,6 @@ GENERATOR_METHODS = ("manual_seed", "seed", "initial_seed", "get_state", "set_st
 # A parameter group's entries that are not options a user reads (the tensors; how PyTorch runs the update).
 NOT_OPTIONS = frozenset({"params", "param_names", "foreach", "capturable", "differentiable", "fused"})
 SETTABLE_OPTIONS = ("lr",)
-
-
-def _nn() -> Any:
-    from gradcalc import nn
-
-    return nn
-
-
-def _optim() -> Any:
-    from gradcalc import optim
-
-    return optim
 
 
 def article(name: str) -> str:
@@ -181,7 +177,7 @@ class ModuleSurface(Surface):
     kind = "module"
 
     def owns(self, o: Any) -> bool:
-        return isinstance(o, _nn().Module)
+        return isinstance(o, nn.Module)
 
     def methods(self, o: Any) -> tuple[str, ...]:
         cls = type(o)
@@ -223,7 +219,6 @@ class ModuleSurface(Surface):
         return self.checked_call(o, name, args, kwargs)
 
     def assign(self, o: Any, name: str, value: Any) -> None:
-        nn = _nn()
         params, buffers, modules = self.stores(o)
         where = f"{describe(o)}'s {name}"
         if name in params:
@@ -236,7 +231,7 @@ class ModuleSurface(Surface):
             if value is not None and not isinstance(value, nn.Module):
                 raise GradcalcError(f"{where} is a submodule: assign a module or none, not {shown(value)}")
         elif name in buffers:
-            if value is not None and not isinstance(value, _tensor_type()):
+            if value is not None and not isinstance(value, Tensor):
                 raise GradcalcError(f"{where} is a buffer: assign a tensor or none, not {shown(value)}")
         elif name == "training":
             raise GradcalcError("set training mode with .train() and evaluation mode with .eval()")
@@ -256,7 +251,6 @@ class ModuleSurface(Surface):
 
     def assign_item(self, o: Any, index: Any, value: Any) -> None:
         """`net[i] = module` (a Sequential's layers, as PyTorch's __setitem__)."""
-        nn = _nn()
         if not isinstance(o, nn.Sequential):
             raise GradcalcError(f"can't assign into {describe(o)} by index")
         try:
@@ -272,12 +266,6 @@ class ModuleSurface(Surface):
     def summary(self, o: Any) -> str:
         n = sum(p.numel() for p in o.parameters())
         return f"{type(o).__name__}  {n:,} parameter{'s' * (n != 1)}"
-
-
-def _tensor_type() -> type:
-    from gradcalc import Tensor
-
-    return Tensor
 
 
 @functools.cache
@@ -299,7 +287,6 @@ def call_module(m: Any, args: tuple | list, kwargs: dict) -> Any:
 
 
 def _call(m: Any, args: list, kwargs: dict, at: str) -> Any:
-    nn = _nn()
     checked = _forward(type(m))
     try:
         _, values = checked.bind(args, kwargs)
@@ -345,7 +332,7 @@ class OptimizerSurface(Surface):
     kind = "optimizer"
 
     def owns(self, o: Any) -> bool:
-        return isinstance(o, _optim().Optimizer)
+        return isinstance(o, optim.Optimizer)
 
     def methods(self, o: Any) -> tuple[str, ...]:
         return OPTIMIZER_METHODS
@@ -406,8 +393,6 @@ class SchedulerSurface(Surface):
     kind = "schedule"
 
     def owns(self, o: Any) -> bool:
-        from gradcalc.optim.lr_scheduler import LRScheduler
-
         return isinstance(o, LRScheduler)
 
     def methods(self, o: Any) -> tuple[str, ...]:
@@ -449,8 +434,6 @@ class GeneratorSurface(Surface):
     kind = "random generator"
 
     def owns(self, o: Any) -> bool:
-        from gradcalc import Generator
-
         return isinstance(o, Generator)
 
     def describe(self, o: Any) -> str:
@@ -486,8 +469,6 @@ class GeneratorSurface(Surface):
 
 
 def _setting(value: Any) -> str:
-    from collections import Counter
-
     if isinstance(value, Counter):  # MultiStepLR's milestones, as they were given
         return str(sorted(value.elements()))
     return shown(value)
@@ -513,9 +494,6 @@ def surface_of(o: Any) -> Surface | None:
 
 def _register_calls() -> None:
     """`net(x)` for every module class the language can make (compiler.py looks the type up)."""
-    from .builtins import NN_BUILTINS
-
-    nn = _nn()
     for name in NN_BUILTINS["nn"]:
         cls = getattr(nn, name)
         if isinstance(cls, type) and issubclass(cls, nn.Module):
@@ -523,4 +501,26 @@ def _register_calls() -> None:
 
 
 _register_calls()
+FINDERS.append(surface_of)  # surfaces.surface_of finds them from now on
 
+
+def engine_object(path: str) -> Any:
+    """`nn.Linear`, `optim.Adam`, `nn.functional.gelu`, `optim.lr_scheduler.StepLR`, `Generator` (top level):
+    the engine's object (importing its package)."""
+    space, _, name = path.rpartition(".")
+    return getattr(importlib.import_module(f"{gradcalc.__name__}.{space}" if space else gradcalc.__name__), name)
+
+
+def language_callable(name: str, path: str) -> Callable[..., Any]:
+    """Built-in `name` (engine object at `path`): a function with the shown signature and the engine's
+    docstring, that checks its arguments and calls the engine."""
+    target = engine_object(path)
+    checked = Checked(name, target)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return checked(*args, **kwargs)
+
+    call.__signature__ = checked.signature  # type: ignore[attr-defined]
+    call.__doc__ = target.__doc__
+    call.__name__ = name
+    return call

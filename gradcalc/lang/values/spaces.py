@@ -46,3 +46,22 @@ def engine_module(path: str) -> str:
 def is_checked(path: str) -> bool:
     """Whether namespace `path` is inside torch.nn or torch.optim (see CHECKED_PACKAGES)."""
     return any(path == p or path.startswith(p + ".") for p in CHECKED_PACKAGES)
+
+
+# Built-ins from torch.nn, torch.nn.functional and torch.optim, as gradcalc.nn and gradcalc.optim have them: the
+# engine's namespace and the names the language takes from it (every layer, loss and optimizer class, and the
+# functions of nn.functional not built-ins already). They load when one is first called (a plain run imports
+# neither package); nn.py checks their arguments, objects.py declares what their values offer.
+NN_BUILTINS: dict[str, tuple[str, ...]] = {
+    "nn": (
+        "Linear", "Sequential", "Identity", "Tanh", "ReLU", "Sigmoid", "Softplus", "GELU", "SiLU", "MSELoss",
+        "L1Loss", "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Parameter", "Flatten", "Unflatten",
+        "Softmax", "LogSoftmax",
+    ),
+    "nn.functional": (
+        "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
+    ),
+    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
+    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
+    "": ("Generator",),  # top-level (torch.Generator): its value has a surface of its own (objects.py)
+}

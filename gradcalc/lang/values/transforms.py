@@ -5,7 +5,7 @@ A transform takes a function of the language (a `def`, a built-in, or a function
 it from the engine. The language checks what the engine would complain about in Python's words, and says it
 in its own, naming the argument: the function's results (`_checked`), the inputs and vectors
 (`tensor_tuple`), and whatever the engine still raises (`call_engine` renames the transform and Python's
-type names). The engine is imported only when a transform is called.
+type names).
 """
 
 from __future__ import annotations
@@ -16,8 +16,14 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from gradcalc import Tensor
+from gradcalc.autograd import functional
+
 from ..errors import GradcalcError
+from .calls import BOOLEAN, bind_arguments, must_be, wrong_call
 from .convert import RawList, as_tensor, describe
+from .failures import translate
+from .signatures import signature_text
 
 # the words the engine's transforms start their messages with (`grad: argnums=3 is out of range...`)
 _ENGINE_WORDS = ("grad_and_value", "grad", "vjp_fn", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
@@ -39,12 +45,6 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     return (re.compile(r"^(?:" + "|".join(_ENGINE_WORDS) + r")(?= \(strict\):|:)"),
             re.compile(r"\b(?:an?|type) (" + "|".join(_PYTHON_TYPES) + r")\b"),
             re.compile(r"\b(?:None|True|False)\b"))
-
-
-def _tensor_type() -> type:
-    from gradcalc import Tensor
-
-    return Tensor
 
 
 def function_name(f: Any) -> str:
@@ -72,8 +72,6 @@ def call_engine(label: str, fn: Callable[..., Any], *args: Any, **kwargs: Any) -
     except GradcalcError:
         raise
     except Exception as exc:
-        from .failures import translate
-
         raise GradcalcError(our_words(translate(exc), label)) from None  # (error_from checks the result)
 
 
@@ -85,9 +83,6 @@ def bind(label: str, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
         return
     except TypeError:
         pass
-    from .builtins import signature_text
-    from .calls import bind_arguments, wrong_call
-
     _, problem = bind_arguments(label, list(sig.parameters.values()), args, kwargs)
     raise wrong_call(problem or f"{label} can't take these arguments", signature_text(label, fn))
 
@@ -108,7 +103,7 @@ def checked_call(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
 # -- values a transform takes --------------------------------------------------------------------------------
 def as_function(value: Any, label: str) -> Any:
     """The function argument of a transform (a def, a built-in, a function a transform made)."""
-    if not callable(value) or isinstance(value, (_tensor_type(), type)):
+    if not callable(value) or isinstance(value, (Tensor, type)):
         raise GradcalcError(f"expected a function, not {describe(value)} (the first argument of {label}: a def, "
                             "a built-in or a transformed function)")
     return value
@@ -129,16 +124,14 @@ def primal(value: Any) -> Any:
 
 def tensor_tuple(value: Any, label: str, what: str) -> Any:
     """A tensor, or a tuple of tensors (from a tuple or list): autograd.functional's `inputs` and `v`."""
-    from .calls import must_be
-
     wants = "a tensor or a tuple of tensors"
     value = primal(value)
     if isinstance(value, (tuple, list)):
         for i, v in enumerate(value):
-            if not isinstance(v, _tensor_type()):
+            if not isinstance(v, Tensor):
                 raise GradcalcError(f"{label}: argument '{what}' must be {wants}, but its item {i} is {describe(v)}")
         return tuple(value)
-    if not isinstance(value, _tensor_type()):
+    if not isinstance(value, Tensor):
         raise GradcalcError(must_be(label, what, wants, describe(value)))
     return value
 
@@ -147,16 +140,14 @@ def flag(value: Any, label: str, name: str) -> bool:
     """A true/false option (`create_graph=`, `strict=`, `has_aux=`)."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, _tensor_type()) and value.numel() == 1 and value.dtype.name == "bool":
+    if isinstance(value, Tensor) and value.numel() == 1 and value.dtype.name == "bool":
         return bool(value)
-    from .calls import BOOLEAN, must_be
-
     raise GradcalcError(must_be(label, name, BOOLEAN.text, describe(value)))
 
 
 # -- what the transformed function returns -------------------------------------------------------------------
 def _all_tensors(value: Any) -> bool:
-    if isinstance(value, _tensor_type()):
+    if isinstance(value, Tensor):
         return True
     if isinstance(value, (tuple, list)):
         return all(_all_tensors(v) for v in value)
@@ -172,10 +163,10 @@ _WANTED = {
 
 def _fits(value: Any, want: str) -> bool:
     if want == "tensor":
-        return isinstance(value, _tensor_type())
+        return isinstance(value, Tensor)
     if want == "tuple":
-        return isinstance(value, _tensor_type()) or (
-            isinstance(value, tuple) and all(isinstance(v, _tensor_type()) for v in value))
+        return isinstance(value, Tensor) or (
+            isinstance(value, tuple) and all(isinstance(v, Tensor) for v in value))
     return _all_tensors(value)
 
 
@@ -229,8 +220,6 @@ class Transformed:
 
 # -- the built-ins of torch.autograd.functional --------------------------------------------------------------
 def _functional(name: str, func: Any, inputs: Any, v: Any, options: dict[str, Any], want: str = "tuple") -> Any:
-    from gradcalc.autograd import functional
-
     f = as_function(func, name)
     ins = tensor_tuple(inputs, name, "inputs")
     vs = tensor_tuple(v, name, "v") if v is not None else None
@@ -274,8 +263,6 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
              vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
     """The Jacobian of func at inputs, of shape output.shape + input.shape (tuples for tuples), as PyTorch's
     autograd.functional.jacobian; strategy="forward-mode" (with vectorize=true) computes it by forward mode."""
-    from gradcalc.autograd import functional
-
     f = as_function(func, "jacobian")
     return call_engine("jacobian", functional.jacobian, checked(f, "jacobian", "tuple"),
                        tensor_tuple(inputs, "jacobian", "inputs"), flag(create_graph, "jacobian", "create_graph"),
@@ -286,8 +273,6 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """The Hessian of func (returning one element) at inputs, of shape input.shape + input.shape, as PyTorch's
     autograd.functional.hessian."""
-    from gradcalc.autograd import functional
-
     f = as_function(func, "hessian")
     return call_engine("hessian", functional.hessian, checked(f, "hessian", "tensor"),
                        tensor_tuple(inputs, "hessian", "inputs"), flag(create_graph, "hessian", "create_graph"),
