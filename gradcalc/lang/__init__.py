@@ -24,11 +24,11 @@ __all__ = ["BUILTINS", "KEYWORDS", "GradcalcError", "Session", "check_complete"]
 
 def __getattr__(name: str) -> Any:
     if name == "Session":
-        from .session import Session
+        from .session import Session  # (loaded when first asked for: off the REPL's start-up)
 
         return Session
-    if name == "check_complete":  # (imported when first asked for: the REPL's prompt comes up without them)
-        from . import statements  # noqa: F401 - the parser lowers to the statements' records
+    if name == "check_complete":  # (imported when first asked for: off the REPL's start-up)
+        from . import statements  # noqa: F401 - the parser lowers to the statements' records (start-up: as above)
         from .syntax.parser import check_complete
 
         return check_complete

@@ -116,6 +116,6 @@ def _clipped(text: str, column: int) -> tuple[str, int]:
 
 def close_matches(word: str, possibilities: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
     """difflib's close matches, imported only when a name is misspelt (kept off the start-up path)."""
-    import difflib
+    import difflib  # (only a misspelt name pays for it)
 
     return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

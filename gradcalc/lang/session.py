@@ -342,7 +342,7 @@ class Session:
     def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,
              path: str | None) -> list[str]:
         """The `plot` statement's output: a terminal plot, plain rows or JSON (by --format), or an image file."""
-        from gradcalc import plotting as P  # (plotting loads when a program first plots)
+        from gradcalc import plotting as P  # (plotting loads when a program first plots, not on a cold start)
 
         if path is None and self.format == "torch":
             width = P.terminal_width()
@@ -357,7 +357,7 @@ class Session:
             if done.written:
                 self.wrote(path)
             return list(done.warnings)
-        from gradcalc.plotting.figure import drawable  # (as above)
+        from gradcalc.plotting.figure import drawable  # (as above: not on a cold start)
 
         text = P.render_plain(figure) if self.format == "plain" else P.render_json(figure)
         self._write(self.out, text.rstrip("\n") + "\n")
@@ -365,7 +365,7 @@ class Session:
 
     def wrote(self, path: str) -> None:
         """A file the program wrote, confirmed on standard error (`wrote y.svg`; LANGUAGE.md §6)."""
-        from gradcalc.files import confirmation  # (when a program first writes a file)
+        from gradcalc.files import confirmation  # (when a program first writes a file: not on a cold start)
 
         self._write(self.err, confirmation(path) + "\n")
 

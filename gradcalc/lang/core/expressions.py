@@ -397,7 +397,7 @@ class ExpressionCompiler:
         Tensor = _T.Tensor
         engine_name = ATTRIBUTES.get(name)
         if name == "grad":
-            from gradcalc.autograd.inspection import grad_of  # (when a program first reads .grad, not at start)
+            from gradcalc.autograd.inspection import grad_of  # (when a program first reads .grad: not a cold start)
 
             def ev_grad(f: Frame) -> Any:
                 o = obj(f)

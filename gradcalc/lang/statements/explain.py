@@ -153,8 +153,8 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
 
 
 def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
-    from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (explain loads when first used)
-    from ..names import Names
+    from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (not a cold start)
+    from ..names import Names  # (not on a cold start)
 
     names = Names(f)
     recorder = Recorder()
@@ -173,7 +173,7 @@ def _ones(t: Any) -> Any:
 
 
 def _told(story: Any, fmt: str, color: bool) -> str:
-    from ..explain.style import Style  # (explain loads when first used)
+    from ..explain.style import Style  # (explain loads when first used, not on a cold start)
 
     if fmt == "json":
         return story.json_lines()
@@ -190,8 +190,8 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     label = _expr_text(c, node.args[0]).split(",")[0] if node.args else "the output"
 
     def run(f: Frame) -> None:
-        from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (loads when first used)
-        from ..names import Names
+        from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (not a cold start)
+        from ..names import Names  # (not on a cold start)
 
         fn = func(f)
         if type(fn) is not Builtin or fn.name != "grad":
@@ -259,10 +259,10 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
         label = label[: -len(".grad")]
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.inspection import grad_of  # (explain loads when first used)
+        from gradcalc.autograd.inspection import grad_of  # (explain loads when first used, not on a cold start)
 
-        from ..explain.why_grad import explain_grad
-        from ..names import Names
+        from ..explain.why_grad import explain_grad  # (explain loads when first used, not on a cold start)
+        from ..names import Names  # (not on a cold start)
 
         t = obj(f)
         if not isinstance(t, ENGINE.Tensor):
@@ -283,7 +283,7 @@ def _compile_last_error(c: Compiler, st: Explain) -> Closure:
     interp = c.interp
 
     def run(f: Frame) -> None:
-        from ..explain.long_errors import explain_error  # (explain loads when first used)
+        from ..explain.long_errors import explain_error  # (explain loads when first used, not on a cold start)
 
         report = explain_error(interp.last_error, f, interp)
         host.explanation(report.render)

@@ -95,8 +95,8 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
     path_loc = start_of(st.path) if st.path is not None else st.loc
 
     def run(f: Frame) -> None:
-        from gradcalc.files import FileProblem  # (files and plotting load when a program first plots)
-        from gradcalc.plotting import PlotError
+        from gradcalc.files import FileProblem  # (not on a cold start: loaded when a program first plots)
+        from gradcalc.plotting import PlotError  # (as above: start-up)
 
         lo, hi = _number(lo_fn(f), "the low end of the range", lo_loc), _number(hi_fn(f), "the high end", hi_loc)
         if not lo < hi:

@@ -291,11 +291,13 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
     if target.startswith("py:"):
         return PYTHON[target[3:]]
     if target.startswith("nn:"):
-        from .objects import language_callable  # (loads the engine's nn and optim only when one is called)
+        from .objects import (
+            language_callable,  # (loads the engine's nn and optim when one is first called: not on a cold start)
+        )
 
         return language_callable(b.name, target[3:])
     if target.startswith("lang:"):
-        from .transforms import FUNCTIONAL  # (not loaded until a program calls a transform)
+        from .transforms import FUNCTIONAL  # (not on a cold start: loaded when a program calls a transform)
 
         return FUNCTIONAL[target[5:]]
     obj: Any = engine()

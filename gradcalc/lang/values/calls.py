@@ -23,6 +23,9 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from gradcalc import DType, Tensor
+from gradcalc.autograd import Node
+
 from ..errors import ArgumentError, GradcalcError
 from .convert import RawList, describe
 from .failures import error_from, fallback, speaks_python, translate
@@ -166,7 +169,7 @@ def bind_arguments(name: str, params: list[inspect.Parameter] | Layout, args: tu
 
 
 def _closest(key: str, names: list[str]) -> list[str]:
-    import difflib  # only a wrong call pays for it
+    import difflib  # only a wrong call pays for it, not a cold start
 
     return difflib.get_close_matches(key, names, n=1)
 
@@ -191,9 +194,6 @@ class Expect(NamedTuple):
 
 
 def _engine() -> tuple[type, type, type]:
-    from gradcalc import DType, Tensor
-    from gradcalc.autograd import Node
-
     return Tensor, Node, DType
 
 

@@ -155,7 +155,7 @@ def saved_bytes() -> int:
 def _peak_bytes() -> int | None:
     """The process's largest resident size so far (None where the system does not say)."""
     try:
-        import resource  # (only when memory ran out; not on every system)
+        import resource  # (only when memory ran out, not on a cold start; not on every system)
     except ImportError:
         return None
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

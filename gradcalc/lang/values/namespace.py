@@ -53,7 +53,7 @@ class NamespaceFunction:
         self.label, self.fn = label, fn
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .transforms import bind  # (transforms load when a program first calls one)
+        from .transforms import bind  # (transforms load when a program first calls one: not on a cold start)
 
         bind(self.label, self.fn, args, kwargs)
         return self.fn(*args, **kwargs)
@@ -216,7 +216,7 @@ def _autograd_backward() -> Any:
 
 
 def _func_members() -> dict[str, Any]:
-    from .func_namespace import MEMBERS  # (the transforms load when a program first reads func.)
+    from .func_namespace import MEMBERS  # (the transforms load when a program first reads func.: not a cold start)
 
     return {name: NamespaceFunction(f"func.{name}", fn) for name, fn in MEMBERS.items()}
 

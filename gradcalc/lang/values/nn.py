@@ -156,7 +156,7 @@ def _function(v: Any) -> Any:
 
 
 def _module(v: Any) -> Any:
-    from gradcalc.nn import Module  # (the engine's nn loads when a program first makes a module)
+    from gradcalc.nn import Module  # (the engine's nn loads when a program first makes a module: not a cold start)
 
     if isinstance(v, Module):
         return v
@@ -172,7 +172,7 @@ def _wholes(v: Any) -> list[int]:
 
 
 def _optimizer(v: Any) -> Any:
-    from gradcalc.optim import Optimizer  # (the engine's optim loads when a program first makes an optimizer)
+    from gradcalc.optim import Optimizer  # (loads when a program first makes an optimizer: not a cold start)
 
     if isinstance(v, Optimizer):
         return v

@@ -111,7 +111,7 @@ def _parse(source: str) -> tuple[A.Program, bool]:
 
 
 def _parse_with_lark(text: str) -> tuple[A.Program, _BlockState]:
-    from lark.exceptions import UnexpectedInput
+    from lark.exceptions import UnexpectedInput  # (Lark loads only on its own path, never on a cold start)
 
     parser, postlex = get_parser()
     state = postlex.begin(text)
@@ -180,7 +180,7 @@ def parser_status() -> str:
     """Which parser runs, in words: "fast path (Lark 1.3.1 tables, cached)", or "Lark (fast path
     unavailable: <why>)". Makes the fast path's tables if the cache lacks them, and imports Lark (for its
     version): for `gradcalc --version`, not for a cold start."""
-    import lark
+    import lark  # (--version only)
 
     in_use, how = fast_status()
     version = getattr(lark, "__version__", "?")

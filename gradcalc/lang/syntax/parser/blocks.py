@@ -109,7 +109,7 @@ class _BlockState:
         eof: bool = False,
     ) -> Token:
         """An _INDENT/_DEDENT token placed at the start of the line it belongs to."""
-        from lark import Token
+        from lark import Token  # (Lark's path only: not on a cold start)
 
         tok = Token(kind, value, 0, 1, 1) if near is None else Token.new_borrow_pos(kind, value, near)
         if line is not None:

@@ -6,6 +6,7 @@ stops (`_Bail`), and the caller parses the input again on Lark's path.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -126,8 +127,6 @@ class _FastParser:
     def scanner(self, state: int) -> tuple:
         """The lexer of a parser state: (match, keyword maps, newline kinds, ignored kinds), compiled on
         first use (a cold start needs only a few of them)."""
-        import re
-
         slot = self.lexer_of[state]
         made = self.scanners[slot]
         if made is None:

@@ -138,7 +138,7 @@ def _first_on_line(tok: Token, state: _BlockState) -> bool:
 
 
 def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
-    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF  # (Lark's path only: not on a cold start)
 
     if isinstance(exc, UnexpectedCharacters):
         char = state.source[exc.pos_in_stream] if exc.pos_in_stream is not None else "?"

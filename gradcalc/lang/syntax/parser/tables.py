@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import marshal
 import os
+import re
 import sys
 import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .lark_path import cache_dir, get_parser
@@ -32,7 +34,6 @@ LARK_TESTED_BELOW = (1, 4)
 def lark_tested(version: str) -> bool:
     """True when Lark `version` ("1.3.1") is in the tested range. A pre-release or other suffix counts as its
     release ("1.4.0rc1" as 1.4.0)."""
-    import re  # not at the top: a cold start need not load it
 
     release = re.match(r"\d+(?:\.\d+)*", version)
     parts = tuple(int(n) for n in release.group().split(".")) if release else ()
@@ -79,12 +80,10 @@ class Unsupported(Exception):
 def extract_tables(parser: Lark) -> dict[str, Any]:
     """The fast path's tables, as plain data, from Lark's parser (its LALR table, its contextual lexer's
     regexes, its tree builder's child filters). Raises Unsupported if they are not the expected shape."""
-    import re
-    from functools import partial
-
-    from lark.lexer import ContextualLexer, PatternStr, UnlessCallback
-    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild
-    from lark.parsers.lalr_analysis import Shift
+    # Lark is imported only when the tables are made, never on a cold start:
+    from lark.lexer import ContextualLexer, PatternStr, UnlessCallback  # (cold start: see above)
+    from lark.parse_tree_builder import ChildFilterLALR, ChildFilterLALR_NoPlaceholders, ExpandSingleChild  # (start-up)
+    from lark.parsers.lalr_analysis import Shift  # (start-up: see above)
 
     try:
         lexer = parser.parser.lexer.lexer
