@@ -118,7 +118,7 @@ class Session:
         self._repl_input = interactive
         unit = Unit(filename, source, interactive and "\n" not in source.strip())
         self._shown_warnings = set()
-        self._unit = unit
+        self._unit = self._interp.unit = unit
         try:
             with self._running():
                 self._phase = "compile"

@@ -66,6 +66,7 @@ class Interpreter:
         self.top = Frame(self.workspace, None)
         self.stop_requested = False  # set by Session.interrupt: stop at the next statement
         self.current: tuple[Loc, Unit] | None = None  # the statement running (for warnings)
+        self.unit: Unit | None = None  # the unit the session runs now (an origin elsewhere names its own)
         self.depth = 0  # nested calls of user functions
         # a top-level `for` loop's variables once the loop ended, with the tensor each was left bound to:
         # `graph` does not label a tensor with them (see finished_loop_names)

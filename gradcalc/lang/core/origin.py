@@ -1,31 +1,39 @@
 """Where a node was made: the statement that was running, as `explain` and `graph` name it.
 
 Each statement gets one `Origin` when it is compiled; running the statement puts it in the engine's
-`STAMP.origin` (compiler.py's block runner), so every node recorded meanwhile keeps it (`node.origin`),
+`STAMP.origin` (the compiler's block runner), so every node recorded meanwhile keeps it (`node.origin`),
 and every in-place change and `.grad` write is logged with it (autograd/provenance.py).
 
-`str(origin)` is `line 3: y = a * b`, or only the statement's text for a one-line REPL input. The text is
-found in the source only when first asked for (compiling a 10,000-line script computes none of it).
+An origin names its statement by line, and by its unit too (`line 3 of lib.gc`: a `:load`ed file, another
+notebook cell `In[5]`, an earlier REPL input `<stdin>`) when that is not the unit running now, so that
+`line 3` is never ambiguous: `where()`, and `str(origin)`, `line 3: y = a * b` (a one-line REPL input
+has no line to speak of: its text alone). The text is the statement's span in its source (its header, for a
+compound statement), found only when first asked for (compiling a 10,000-line script computes none of it).
 """
 
 from __future__ import annotations
 
-from functools import lru_cache
+import weakref
 from typing import Any
 
 from ..errors import Loc
-from ..syntax.source import Unit
+from ..syntax.source import Span, Unit, source_text
+
+MAX_TEXT = 120  # longer statements are cut with "..."
 
 
 class Origin:
-    """A statement of a program: its unit (file and text), where it starts, and its source text."""
+    """A statement of a program: its unit (file and text), where it starts, its header's span, and the
+    interpreter that compiled it (`owner`, a weak reference: which session's statement it is, and which unit
+    that session is running now)."""
 
-    __slots__ = ("unit", "loc", "owner", "_text")
+    __slots__ = ("unit", "loc", "owner", "head", "_text")
 
-    def __init__(self, unit: Unit, loc: Loc, owner: Any = None) -> None:
+    def __init__(self, unit: Unit, loc: Loc, owner: weakref.ref[Any] | None = None, head: Span | None = None) -> None:
         self.unit = unit
         self.loc = loc
-        self.owner = owner  # a weak reference to the interpreter that compiled it (explain looks at its session's)
+        self.owner = owner
+        self.head = head if head is not None else Span(loc, loc)
         self._text: str | None = None
 
     @property
@@ -37,13 +45,30 @@ class Origin:
     def text(self) -> str:
         """The statement's source text (a compound statement's header without its colon), on one line."""
         if self._text is None:
-            self._text = statement_text(self.unit.source, self.loc)
+            text = source_text(self.unit.source, self.head)
+            self._text = text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
         return self._text
+
+    def running(self) -> Unit | None:
+        """The unit its interpreter is running now (None once that interpreter is gone)."""
+        interp = self.owner() if self.owner is not None else None
+        return getattr(interp, "unit", None)
+
+    def in_running_unit(self, running: Unit | None = None) -> bool:
+        """Whether the statement is in the unit running now (`running`, by default its interpreter's)."""
+        return self.unit is (running if running is not None else self.running())
+
+    def where(self, running: Unit | None = None) -> str:
+        """`line 3` in the unit running now, else `line 3 of lib.gc` (`of In[5]`, `of <stdin>`): its line, and
+        its unit when that is not `running` (by default the unit its interpreter is running now)."""
+        if self.in_running_unit(running):
+            return f"line {self.loc.line}"
+        return f"line {self.loc.line} of {self.unit.filename}"
 
     def __str__(self) -> str:
         if self.unit.interactive:
             return self.text
-        return f"line {self.loc.line}: {self.text}"
+        return f"{self.where()}: {self.text}"
 
     def located(self) -> str:
         """`FILE:LINE:COL: text`: the longer form anomaly mode's message shows."""
@@ -51,59 +76,3 @@ class Origin:
 
     def __repr__(self) -> str:
         return f"<origin {self}>"
-
-
-@lru_cache(maxsize=8)
-def _lines(source: str) -> list[str]:
-    return source.splitlines()
-
-
-MAX_TEXT = 120  # longer statements are cut with "..."
-
-
-def statement_text(source: str, loc: Loc) -> str:
-    """The text of the statement starting at `loc`: to the `;`, comment or end of line that ends it, across
-    the lines its brackets span; a compound statement's header stops before its `:`."""
-    lines = _lines(source)
-    if not 0 < loc.line <= len(lines):
-        return ""
-    row, col = loc.line - 1, loc.column - 1
-    first = lines[row][col:]
-    if first.startswith(":"):  # a REPL command takes the rest of its line
-        return first.strip()
-    parts: list[str] = []
-    depth = 0
-    quote = ""
-    text = first
-    while True:
-        end = len(text)
-        stop = False
-        i = 0
-        while i < len(text):
-            ch = text[i]
-            if quote:
-                if ch == "\\":
-                    i += 1
-                elif ch == quote:
-                    quote = ""
-            elif ch in "\"'":
-                quote = ch
-            elif ch in "([":
-                depth += 1
-            elif ch in ")]":
-                depth = max(0, depth - 1)
-            elif ch == "#":
-                end = i
-                break
-            elif depth == 0 and ch in ";:":
-                end, stop = i, True
-                break
-            i += 1
-        parts.append(text[:end].strip())
-        if stop or depth == 0 or row + 1 >= len(lines):
-            break
-        row += 1
-        text = lines[row]
-        quote = ""
-    out = " ".join(p for p in parts if p)
-    return out if len(out) <= MAX_TEXT else out[: MAX_TEXT - 3] + "..."

@@ -20,7 +20,7 @@ from ..values.namespace import PREDEFINED_NAMESPACES, Namespace
 
 @rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
 def lower_backward_flag(tok: Any, *rest: Any) -> tuple[str, Any, Loc]:
-    return (str(tok), rest[-1] if rest else None, token_loc(tok))
+    return (tok, rest[-1] if rest else None, token_loc(tok))  # (the token itself: the statement's span ends at it)
 
 
 @statement("backward_stmt")  # backward_stmt: BACKWARD test backward_flag*  (the flags in any order)
@@ -41,7 +41,7 @@ class Backward(Stmt):
         for name, value, where in flags:
             if name in seen:
                 raise SyntaxProblem(f"`{name}` is given twice", where)
-            seen[name] = value
+            seen[str(name)] = value
         return cls(token_loc(kw), expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen,
                    seen.get("inputs"))
 

@@ -14,7 +14,8 @@ from ..core.expressions import ARG, VALUE
 from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..syntax import ast as A
-from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..syntax.ast import Stmt, span_of, start_of, statement, token_loc
+from ..syntax.source import source_text
 from ..values.builtins import METHODS, Builtin, describe
 from ..values.engine import ENGINE
 from ..values.failures import error_from
@@ -82,26 +83,8 @@ def compile_explain(c: Compiler, st: Explain) -> Closure:
 
 # -- explain backward y [flags] ---------------------------------------------------------------------------
 def _expr_text(c: Compiler, node: Any, unnamed: str = "the output") -> str:
-    from ..core.origin import statement_text
-
-    text = statement_text(c.unit.source, start_of(node))
-    for flag in (" retain_graph", " create_graph", " gradient "):
-        cut = text.find(flag)
-        if cut >= 0:
-            text = text[:cut]
-    text = text.strip()
-    # the source from the expression's first token: "(a * b).grad" starts at `a`, so the brackets opened
-    # before it are taken back from the line
-    missing = text.count(")") - text.count("(")
-    if missing > 0:
-        at = start_of(node)
-        lines = c.unit.source.splitlines()
-        before = lines[at.line - 1][: at.column - 1].replace(" ", "") if 0 < at.line <= len(lines) else ""
-        if before.endswith("(" * missing):
-            text = "(" * missing + text
-    if not text or text.count("(") != text.count(")") or text.count("[") != text.count("]"):
-        return unnamed
-    return text
+    """The expression as the user wrote it (its span's text), or `unnamed` when it has none."""
+    return source_text(c.unit.source, span_of(node)) or unnamed
 
 
 def _compile_backward(c: Compiler, st: Backward) -> Closure:
@@ -124,7 +107,7 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
     args = [c.expr(a, ARG) for a in node.args]
     kwargs = [(k, c.expr(v, ARG)) for k, v in node.kwargs]
     loc = node.loc
-    label = _expr_text(c, attr.obj).split(".backward(")[0]
+    label = _expr_text(c, attr.obj)
     host = c.interp.host
     method = METHODS["backward"]
 
@@ -187,7 +170,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     kwargs = [(k, c.expr(v, ARG)) for k, v in node.kwargs]
     loc = node.loc
     host = c.interp.host
-    label = _expr_text(c, node.args[0]).split(",")[0] if node.args else "the output"
+    label = _expr_text(c, node.args[0]) if node.args else "the output"
 
     def run(f: Frame) -> None:
         from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (not a cold start)
@@ -255,8 +238,6 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
     host = c.interp.host
     interp = c.interp
     label = _expr_text(c, node.obj, "this tensor")
-    if label.endswith(".grad"):
-        label = label[: -len(".grad")]
 
     def run(f: Frame) -> None:
         from gradcalc.autograd.inspection import grad_of  # (explain loads when first used, not on a cold start)

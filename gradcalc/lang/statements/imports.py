@@ -18,21 +18,21 @@ from ..values.spaces import SPACES
 
 @rule("dotted_name")  # dotted_name: NAME ("." NAME)*
 def lower_dotted_name(*names: Any) -> list[tuple[str, Loc]]:
-    return [(str(n), token_loc(n)) for n in names]
+    return [(n, token_loc(n)) for n in names]  # (the tokens: the statement's span ends at the last; see Import)
 
 
 @rule("import_path")  # import_path: dotted_name [AS NAME]
 def lower_import_path(path: list, kw: Any, alias: Any) -> tuple[list, str | None, Loc]:
     if alias is not None:
         check_name(alias)
-    return path, None if alias is None else str(alias), path[0][1]
+    return path, alias, path[0][1]
 
 
 @rule("import_name")  # import_name: NAME [AS NAME]
 def lower_import_name(name: Any, kw: Any, alias: Any) -> tuple[list, str | None, Loc]:
     bound = alias if alias is not None else name
     check_name(bound)
-    return [(str(name), token_loc(name))], None if alias is None else str(alias), token_loc(name)
+    return [(name, token_loc(name))], alias, token_loc(name)
 
 
 @statement("import_stmt")  # import_stmt: IMPORT import_path ("," import_path)* | FROM dotted_name IMPORT ...
@@ -48,10 +48,19 @@ class Import(Stmt):
 
     @classmethod
     def lower(cls, kw: Any, *rest: Any) -> Import:
+        parts = [_plain(r) for r in rest if not isinstance(r, str)]  # (not `import` or the brackets' tokens)
         if kw.type == "FROM":
-            source, _, *items = rest
-            return cls(token_loc(kw), source, list(items))
-        return cls(token_loc(kw), [], list(rest))
+            source, *items = parts
+            return cls(token_loc(kw), source, items)
+        return cls(token_loc(kw), [], parts)
+
+
+def _plain(part: Any) -> Any:
+    """A dotted name or an import item with its tokens as plain strings (the record holds no tokens)."""
+    if isinstance(part, list):
+        return [(str(name), where) for name, where in part]
+    path, alias, where = part
+    return [(str(name), at) for name, at in path], None if alias is None else str(alias), where
 
 
 def _module(path: list[tuple[str, Loc]]) -> Any:

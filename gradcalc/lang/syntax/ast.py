@@ -1,28 +1,35 @@
 """The lowered program: small record classes, made once from the parse tree and then compiled to closures.
 
 Expressions keep the location of what an error there should point at (the operator of a binary operation,
-the "(" of a call, the name of an attribute); statements keep the location of their first token.
+the "(" of a call, the name of an attribute); statements keep the location of their first token. Every record
+also knows its span, where its text starts and ends (`span_of`): a statement carries it (`span`, and `head`,
+its header before the `:` for a compound statement), an expression the ends that its children do not tell
+(the `)` of a call, the end of a number), so that `source_text(span)` quotes what the user wrote.
 A sequence of operators of one precedence (`a + b - c + ...`) is one `Chain`, not a left-leaning tree, so
 a 100,000-term sum is neither deep to lower nor deep to run.
 
 This module holds the expression records and what every record shares: `@record` (fields by annotation, in
 order), the statement registry (`@statement("rule")`: a record that one grammar rule lowers to, in the
 style of Lark's examples/advanced/create_ast.py), and the one generic walk over a record's children that
-every pass uses (`children`, `blocks`, `walk_statements`, `start_of`, `check`). The statement records
+every pass uses (`children`, `blocks`, `walk_statements`, `start_of`, `span_of`, `check`). The statement records
 themselves live beside their compile functions, one family per module of `gradcalc.lang.statements`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar, dataclass_transform
 
 from ..errors import Loc, SyntaxProblem
+from .source import Span
+
+R = TypeVar("R", bound=type)
 
 _RECORDS: list[type] = []  # records whose __init__ is not made yet (see finish_records)
 
 
-def record(cls: type) -> type:
+@dataclass_transform()
+def record(cls: R) -> R:
     """Like `@dataclass` for these records: the annotated names are the fields (in order), a class attribute
     is a field's default. The `__init__`s are made by `finish_records` in one batch per module, because
     generating them one class at a time (as dataclasses does) costs more than the rest of a cold start."""
@@ -36,6 +43,7 @@ class Node:
     _fields: tuple[str, ...] = ()
     loc: Loc
     leftmost: str | None = None  # the field holding the node's leftmost part, if it does not start itself
+    enclosed: Span | None = None  # (not a field) the brackets around it, when it is written in parentheses
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
@@ -56,14 +64,16 @@ class Num(Node):
 
     value: int | float
     loc: Loc
+    end: Loc
 
 
 @record
 class NumList(Node):
     """A list literal of numbers (at any depth): a float64 tensor. `problem` says why it is ragged."""
 
-    data: list
+    data: list[Any]
     loc: Loc
+    end: Loc  # after its `]`
     problem: str | None = None
 
 
@@ -71,6 +81,7 @@ class NumList(Node):
 class Str(Node):
     value: str
     loc: Loc
+    end: Loc
 
 
 @record
@@ -93,6 +104,7 @@ class ListExpr(Node):
 
     items: list[Node]
     loc: Loc
+    end: Loc  # after its `]`
 
 
 @record
@@ -162,6 +174,7 @@ class Call(Node):
     args: list[Node]
     kwargs: list[tuple[str, Node]]
     loc: Loc
+    end: Loc  # after its `)`
 
 
 @record
@@ -178,14 +191,20 @@ class Index(Node):
     obj: Node
     index: Node  # an expression, a Slice, or a TupleExpr of them
     loc: Loc
+    end: Loc  # after its `]`
 
 
 @record
 class Slice(Node):
+    """`start:stop:step` in an index; `loc` is the index's `[` (where its errors point), `first` where the
+    slice's own text starts."""
+
     start: Node | None
     stop: Node | None
     step: Node | None
     loc: Loc
+    first: Loc
+    end: Loc
 
 
 
@@ -246,39 +265,71 @@ class Stmt(Node):
     requires: tuple[str, str] | None = None
     opens: frozenset[str] = frozenset()
     fresh: bool = False
+    # set by the parser (not fields): the statement's span, and its header's (up to the `:` of a compound
+    # statement; the whole span for a simple one), which is how an origin quotes it
+    span: Span | None = None
+    head: Span | None = None
 
     def context_of(self, field: str, outer: frozenset[str]) -> frozenset[str]:
         """The contexts the statements of block `field` run in."""
         return self.opens if self.fresh else outer | self.opens
 
 
-Block = list  # a field annotated `Block` holds a list of statements (the generic walk finds them by it)
+Block = list[Node]  # a field annotated `Block` holds a list of statements (the generic walk finds them by it)
 
 # grammar rule -> its lowering (children -> record); the Lowerer (lower.py) calls these
-RULES: dict[str, Callable[[list], Any]] = {}
+RULES: dict[str, Callable[[list[Any]], Any]] = {}
 # grammar rule -> the statement record it makes (its docstring is the statement's `:help` page, if it has none)
-STATEMENT_RECORDS: dict[str, type] = {}
+STATEMENT_RECORDS: dict[str, type[Stmt]] = {}
+
+S = TypeVar("S", bound=type[Stmt])
 
 
-def statement(rule: str) -> Callable[[type], type]:
+@dataclass_transform()
+def statement(rule: str) -> Callable[[S], S]:
     """Declare `cls` the record that grammar rule `rule` lowers to.
 
     Its lowering is `cls.lower(*children)` when the class defines `lower`; otherwise the rule's kept
     children map onto the fields in order (create_ast's style), a token becoming its `Loc` for a field
-    annotated `Loc`, its text for `str`, and a missing optional list (`[exprlist]`) an empty list."""
+    annotated `Loc`, its text for `str`, and a missing optional list (`[exprlist]`) an empty list. The record
+    gets its span from the children either way; a compound statement's `:` (COLON, kept for it) marks where
+    its header ends, and is not passed on."""
 
-    def register(cls: type) -> type:
+    def register(cls: S) -> S:
         record(cls)
         STATEMENT_RECORDS[rule] = cls
         custom = cls.__dict__.get("lower")
         if custom is not None:
-            lower = custom.__get__(None, cls)
-            RULES[rule] = lambda children: lower(*children)
+            bound = custom.__get__(None, cls)
+
+            def lower(children: list[Any]) -> Any:
+                return bound(*children)
         else:
-            RULES[rule] = _positional(cls)
+            lower = _positional(cls)
+        RULES[rule] = _spanned(lower)
         return cls
 
     return register
+
+
+def _spanned(lower: Callable[[list[Any]], Stmt]) -> Callable[[list[Any]], Stmt]:
+    """A statement rule's lowering that also gives the record its span (and its header's)."""
+
+    def lowered(children: list[Any]) -> Stmt:
+        colon = None
+        for i, c in enumerate(children):
+            if isinstance(c, str) and getattr(c, "type", None) == "COLON":
+                colon = c
+                children = children[:i] + children[i + 1 :]
+                break
+        st = lower(children)
+        start, end = _first_start(children), _last_end(children)
+        if start is not None and end is not None:
+            st.span = Span(start, end)
+            st.head = Span(start, token_loc(colon)) if colon is not None else st.span
+        return st
+
+    return lowered
 
 
 def rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -291,7 +342,7 @@ def rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return register
 
 
-def _positional(cls: type) -> Callable[[list], Any]:
+def _positional(cls: type) -> Callable[[list[Any]], Any]:
     annotations = cls.__dict__.get("__annotations__", {})
     converters: list[Callable[[Any], Any] | None] = []
     for kind in annotations.values():
@@ -305,7 +356,7 @@ def _positional(cls: type) -> Callable[[list], Any]:
         else:
             converters.append(None)
 
-    def lower(children: list) -> Any:
+    def lower(children: list[Any]) -> Any:
         return cls(*[c if f is None else f(c) for f, c in zip(converters, children, strict=True)])
 
     return lower
@@ -314,6 +365,11 @@ def _positional(cls: type) -> Callable[[list], Any]:
 def token_loc(tok: Any) -> Loc:
     """Where a token starts."""
     return tuple.__new__(Loc, (tok.line, tok.column))  # Loc(...) without the NamedTuple's Python-level __new__
+
+
+def token_end(tok: Any) -> Loc:
+    """Just after a token's last character (no token spans lines)."""
+    return tuple.__new__(Loc, (tok.line, tok.column + len(tok)))
 
 
 def children(node: Node) -> Iterator[Node]:
@@ -368,6 +424,109 @@ def start_of(node: Any) -> Loc:
         node = getattr(node, field)
         if isinstance(node, list):
             node = node[0]
+
+
+def span_start(node: Node) -> Loc:
+    """Where a record's text begins: its leftmost token, or the bracket it is enclosed in (`(a + b) * c`)."""
+    current: Any = node
+    while True:
+        if current.enclosed is not None:
+            return current.enclosed.start  # type: ignore[no-any-return]
+        if isinstance(current, Stmt) and current.span is not None:
+            return current.span.start
+        if type(current) is Slice:
+            return current.first  # type: ignore[no-any-return]
+        field = current.leftmost
+        if field is None or (field == "items" and not current.items):
+            return current.loc  # type: ignore[no-any-return]
+        current = getattr(current, field)
+        if isinstance(current, list):
+            current = current[0]
+
+
+_CONST_WIDTH = {True: 4, False: 5, None: 4}  # true/True, false/False, none/None
+
+
+def span_end(node: Node) -> Loc:
+    """Just after a record's last character: its own end (a number's, a call's `)`), or that of its last
+    part (`a + b` ends where `b` does), found without recursion."""
+    current: Any = node
+    while True:
+        if current.enclosed is not None:
+            return current.enclosed.end  # type: ignore[no-any-return]
+        kind = type(current)
+        if kind is Name or kind is Attribute:
+            text = current.id if kind is Name else current.name
+            return Loc(current.loc.line, current.loc.column + len(text))
+        if kind is Const:
+            return Loc(current.loc.line, current.loc.column + _CONST_WIDTH[current.value])
+        if kind is Param and current.default is None:
+            return Loc(current.loc.line, current.loc.column + len(current.name))
+        if isinstance(current, Stmt) and current.span is not None:
+            return current.span.end
+        end = getattr(current, "end", None)
+        if isinstance(end, Loc):
+            return end
+        last = _last_record(current)
+        if last is None:
+            return current.loc  # type: ignore[no-any-return]
+        current = last
+
+
+def span_of(node: Node) -> Span:
+    """Where a record's text starts and ends (`source_text(source, span_of(node))` is what the user wrote)."""
+    if isinstance(node, Stmt) and node.span is not None:
+        return node.span
+    return Span(span_start(node), span_end(node))
+
+
+def _last_record(node: Node) -> Node | None:
+    for f in reversed(node._fields):
+        found = _last_in(getattr(node, f))
+        if found is not None:
+            return found
+    return None
+
+
+def _last_in(value: Any) -> Node | None:
+    if isinstance(value, Node):
+        return value
+    if isinstance(value, (list, tuple)) and not isinstance(value, Loc):
+        for item in reversed(value):
+            found = _last_in(item)
+            if found is not None:
+                return found
+    return None
+
+
+def _first_start(children: list[Any]) -> Loc | None:
+    """Where the first of a rule's children (tokens, records, lists of them) begins."""
+    for c in children:
+        if isinstance(c, Node):
+            return span_start(c)
+        if isinstance(c, str):
+            if hasattr(c, "line"):
+                return token_loc(c)
+        elif isinstance(c, (list, tuple)) and not isinstance(c, Loc):
+            found = _first_start(list(c))
+            if found is not None:
+                return found
+    return None
+
+
+def _last_end(children: list[Any]) -> Loc | None:
+    """Just after the last of a rule's children."""
+    for c in reversed(children):
+        if isinstance(c, Node):
+            return span_end(c)
+        if isinstance(c, str):
+            if hasattr(c, "line"):
+                return token_end(c)
+        elif isinstance(c, (list, tuple)) and not isinstance(c, Loc):
+            found = _last_end(list(c))
+            if found is not None:
+                return found
+    return None
 
 
 def check(program: Program) -> None:

@@ -17,6 +17,7 @@ from ..limits import MAX_DIMS, too_many_dims
 from . import ast as A
 from .keywords import check_name
 from .shape import statement_rules
+from .source import Span
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
 
@@ -36,6 +37,7 @@ Token = Tok  # the name the callbacks' annotations use: a Tok, or Lark's Token o
 
 
 loc = A.token_loc
+end = A.token_end
 
 
 def _string_value(text: str) -> str:
@@ -138,11 +140,11 @@ class Lowerer:
         node = children[k]
         for kind, *rest in children[k + 1 :]:
             if kind == "call":
-                args, kwargs, where = rest
-                node = A.Call(node, args, kwargs, where)
+                args, kwargs, where, end = rest
+                node = A.Call(node, args, kwargs, where, end)
             elif kind == "index":
-                index, where = rest
-                node = A.Index(node, index, where)
+                index, where, end = rest
+                node = A.Index(node, index, where, end)
             else:
                 name, where = rest
                 if name.startswith("_") and not name.startswith("_saved_"):  # PyTorch's grad_fn._saved_self
@@ -154,8 +156,8 @@ class Lowerer:
         return _Prefixed(children[:k], node) if k else node
 
     def call(self, children: list) -> tuple:
-        args, kwargs = children[1] if len(children) > 1 else ([], [])
-        return ("call", args, kwargs, loc(children[0]))
+        args, kwargs = children[1] if len(children) > 2 else ([], [])
+        return ("call", args, kwargs, loc(children[0]), end(children[-1]))
 
     def arguments(self, children: list) -> tuple[list, list]:
         args: list[A.Node] = []
@@ -184,14 +186,16 @@ class Lowerer:
         index = (
             items[0] if len(items) == 1 and not isinstance(items, _Multi) else A.TupleExpr(list(items), where)
         )
-        return ("index", index, where)
+        return ("index", index, where, end(children[2]))
 
     def subscripts(self, children: list) -> list:
         return _Multi(children) if len(children) > 1 else list(children)
 
     def slice(self, children: list) -> A.Slice:
-        start, stop, step = (children + [None, None, None])[:3]
-        return A.Slice(start, stop, step, Loc(0, 0))
+        start, colon, stop, second, step = children  # (the colons are kept for the slice's span)
+        first = A.span_start(start) if start is not None else loc(colon)
+        last = step if step is not None else second if second is not None else stop if stop is not None else colon
+        return A.Slice(start, stop, step, Loc(0, 0), first, end(last) if isinstance(last, str) else A.span_end(last))
 
     def attribute(self, children: list) -> tuple:
         return ("attr", str(children[0]), loc(children[0]))
@@ -204,11 +208,11 @@ class Lowerer:
 
     def number(self, children: list) -> A.Num:
         tok = children[0]
-        return A.Num(_number_value(str(tok)), loc(tok))
+        return A.Num(_number_value(str(tok)), loc(tok), end(tok))
 
     def string(self, children: list) -> A.Str:
         tok = children[0]
-        return A.Str(_string_value(str(tok)), loc(tok))
+        return A.Str(_string_value(str(tok)), loc(tok), end(tok))
 
     def true(self, children: list) -> A.Const:
         return A.Const(True, loc(children[0]))
@@ -220,20 +224,23 @@ class Lowerer:
         return A.Const(None, loc(children[0]))
 
     def empty_tuple(self, children: list) -> A.TupleExpr:
-        return A.TupleExpr([], Loc(0, 0), parens=True)
+        empty = A.TupleExpr([], Loc(0, 0), parens=True)
+        empty.enclosed = Span(loc(children[0]), end(children[1]))
+        return empty
 
     def parens(self, children: list) -> A.Node:
-        inner = children[0]
+        inner = children[1]
         if isinstance(inner, A.TupleExpr):
             inner.parens = True
+        inner.enclosed = Span(loc(children[0]), end(children[2]))  # (the outermost brackets, for its span)
         return inner
 
     def list(self, children: list) -> A.Node:
-        where = loc(children[0])
-        items = children[1:]
+        where, closed = loc(children[0]), end(children[-1])
+        items = children[1:-1]
         if all(isinstance(i, (A.Num, A.NumList)) for i in items):
-            return _numeric_list(items, where)
-        return A.ListExpr(list(items), where)
+            return _numeric_list(items, where, closed)
+        return A.ListExpr(list(items), where, closed)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -315,7 +322,7 @@ def _prefix(tok: Token, operand: A.Node) -> A.Node:
     if tok.type == "NOT":
         return A.Not(operand, loc(tok))
     if isinstance(operand, A.Num):  # -1 is a literal: [-1, 2] is a tensor, and -1 an operand
-        return A.Num(-operand.value if tok.type == "MINUS" else operand.value, loc(tok))
+        return A.Num(-operand.value if tok.type == "MINUS" else operand.value, loc(tok), A.span_end(operand))
     return A.Unary(str(tok), operand, loc(tok))
 
 
@@ -348,29 +355,31 @@ class _Multi(list):
     """Subscripts written with a comma (`x[0,]`, `x[1:, ::2]`): an index tuple even with one item."""
 
 
-def _numeric_list(items: list, where: Loc) -> A.NumList:
+def _numeric_list(items: list, where: Loc, closed: Loc) -> A.NumList:
     """A tensor literal, checked for a rectangular shape (ragged lists are an error when run)."""
     if not items:
-        return A.NumList([], where)
+        return A.NumList([], where, closed)
     if all(isinstance(i, A.Num) for i in items):
-        return A.NumList([i.value for i in items], where)
+        return A.NumList([i.value for i in items], where, closed)
     if any(isinstance(i, A.Num) for i in items):
-        return A.NumList([], where, "a list literal mixes numbers and lists (ragged lists are an error)")
+        return A.NumList([], where, closed, "a list literal mixes numbers and lists (ragged lists are an error)")
     first = items[0]
     for item in items:
         if item.problem:
-            return A.NumList([], where, item.problem)
+            return A.NumList([], where, closed, item.problem)
     if len(_shape(first.data)) >= MAX_DIMS:  # (and no deeper literal costs more: its problem passes up as it is)
-        return A.NumList([], where, too_many_dims(cause=f"a list literal nested more than {MAX_DIMS} deep"))
+        return A.NumList([], where, closed,
+                         too_many_dims(cause=f"a list literal nested more than {MAX_DIMS} deep"))
     for k, item in enumerate(items):
         if _shape(item.data) != _shape(first.data):
             return A.NumList(
                 [],
                 where,
+                closed,
                 f"a ragged list literal: row {k} has shape {list(_shape(item.data))}, "
                 f"but row 0 has shape {list(_shape(first.data))}",
             )
-    return A.NumList([i.data for i in items], where)
+    return A.NumList([i.data for i in items], where, closed)
 
 
 def _shape(data: list) -> tuple[int, ...]:
