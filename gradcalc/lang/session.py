@@ -445,13 +445,7 @@ class Session:
     # -- commands ------------------------------------------------------------------------------------
     def command(self, name: str, arg: str) -> None:
         """A `:` command line: :help [topic], :vars, :reset, :load FILE, :quit."""
-        {
-            "help": self._help,
-            "vars": self._vars,
-            "reset": self._reset,
-            "load": self._load,
-            "quit": self._quit,
-        }[name](arg)
+        getattr(self, f"_{name}")(arg)  # one method per name of syntax/keywords.py's COMMANDS
 
     def _help(self, arg: str) -> None:
         from .tell.help import help_text  # (:help loads it, not a cold start)

@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 
+from gradcalc.lang.syntax.keywords import COMMANDS as COMMAND_NAMES
 from gradcalc.repl.blocks import scan
 
-COMMANDS = (":help", ":vars", ":reset", ":load", ":quit")
+COMMANDS = tuple(":" + name for name in COMMAND_NAMES)  # the language's (gradcalc/lang/syntax/keywords.py)
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 # `x.`, `x.gr`, `x.grad.ze`: a dotted name (not a number such as `3.`) followed by a partial attribute.

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.errors import SyntaxProblem
 from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.keywords import KEYWORDS, SOFT_KEYWORDS
 from gradcalc.lang.syntax.lower import Lowerer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,12 +80,10 @@ INVALID = [
 ]
 
 TOKENS = [
-    "x", "y", "w", "f", "sin", "grad", "0", "1", "2.5", "1e3", "'s'", "true", "None", "+", "-", "*", "/",
-    "//", "%", "@", "**", "==", "<", ">=", "and", "or", "not", "=", "+=", "-=", "(", ")", "[", "]", ",", ":",
-    ";", ".", "requires_grad", "shape", "backward", "retain_graph", "create_graph", "gradient",
-    "retain_grad", "zero_grad", "with", "no_grad", "def", "function", "forward", "save", "return", "if",
-    "elif", "else", "for", "in", "while", "break", "continue", "del", "print", "graph", "to", "seed", "pass",
-    "\n", "\n    ", "\n        ", "\n\t", " ", "#c\n", ":vars", "dim=", "\\", "$",
+    "x", "y", "w", "f", "sin", "grad", "0", "1", "2.5", "1e3", "'s'", "+", "-", "*", "/", "//", "%", "@", "**",
+    "==", "<", ">=", "=", "+=", "-=", "(", ")", "[", "]", ",", ":", ";", ".", "shape", "\n", "\n    ", "\n        ",
+    "\n\t", " ", "#c\n", ":vars", "dim=", "\\", "$",
+    *KEYWORDS, *SOFT_KEYWORDS,  # every keyword of the grammar (one added to it is fuzzed too)
 ]
 
 

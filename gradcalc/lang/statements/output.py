@@ -9,8 +9,7 @@ from ..core.expressions import VALUE
 from ..core.frames import Closure, Frame
 from ..errors import Loc, SyntaxProblem
 from ..syntax.ast import Call, Stmt, TupleExpr, start_of, statement, token_loc
-
-COMMANDS = ("help", "vars", "reset", "load", "quit")
+from ..syntax.keywords import COMMANDS
 
 
 @statement("expr_stmt")  # expr_stmt: testlist

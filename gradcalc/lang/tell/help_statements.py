@@ -15,6 +15,7 @@ import textwrap
 from typing import NamedTuple
 
 from ..syntax.ast import STATEMENT_RECORDS
+from ..syntax.grammar import keyword_terminals
 from ..syntax.shape import alternatives, literals, statement_body, statement_keywords, statement_rules
 
 
@@ -78,6 +79,7 @@ def synopsis_from_grammar(rule: str) -> str:
     """A synopsis made from the statement's grammar rule (its first alternative), for a statement ENTRIES
     does not know: `graph_stmt: GRAPH test [TO test]` reads `graph EXPR [to EXPR]`."""
     spelled = literals()
+    keywords = {terminal: word for terminal, word, _ in keyword_terminals()}
     forms = alternatives(statement_body(rule))
     words = []
     for token in _TOKEN.findall(forms[0] if forms else ""):
@@ -89,6 +91,8 @@ def synopsis_from_grammar(rule: str) -> str:
             words.append(_SYMBOLS[token])
         elif token in spelled:
             words.append(spelled[token])
+        elif token in keywords:
+            words.append(keywords[token])
         elif token.startswith("_") and token[1:2].isupper():
             continue  # a filtered-out terminal (_NEWLINE, _INDENT): layout, not words
         elif token[0].isalpha() or token[0] == "_":
