@@ -62,7 +62,7 @@ class Compiler(ExpressionCompiler):
         """One statement as run at top level: located errors, the interrupt check, the current position."""
         return self.block([st])
 
-    def block(self, body: list[A.Node]) -> Closure:
+    def block(self, body: list[Any]) -> Closure:
         """Statements run in order. Each one, while it runs, is the engine's origin (lang/origin.py): the nodes
         it records and the changes it makes remember it; the block puts back the origin it found (a call's
         body runs inside the calling statement)."""

@@ -84,7 +84,8 @@ def prepare_backward(c: Compiler, st: Backward, plain: bool = False) -> Any:
 
 @compiles(Backward)
 def compile_backward(c: Compiler, st: Backward) -> Closure:
-    return prepare_backward(c, st, plain=True)
+    run: Closure = prepare_backward(c, st, plain=True)
+    return run
 
 
 def _inputs(value: Any, loc: Loc | None) -> list[Any]:
@@ -101,10 +102,10 @@ def _inputs(value: Any, loc: Loc | None) -> list[Any]:
 @statement("retain_grad_stmt")  # retain_grad_stmt: RETAIN_GRAD exprlist
 class RetainGrad(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
 
 
-def _each_tensor(c: Compiler, exprs: list, keyword: str, action: Callable[[Any], None]) -> Closure:
+def _each_tensor(c: Compiler, exprs: list[Any], keyword: str, action: Callable[[Any], None]) -> Closure:
     """`KEYWORD a, b, ...`: `action` on each tensor, all of them checked before any is changed."""
     values = c.tensors(exprs, keyword)
 
@@ -127,7 +128,7 @@ def compile_retain_grad(c: Compiler, st: RetainGrad) -> Closure:
 @statement("zero_grad_stmt")  # zero_grad_stmt: ZERO_GRAD exprlist
 class ZeroGrad(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
 
 
 @compiles(ZeroGrad)
@@ -198,7 +199,7 @@ class With(Stmt):
     loc: Loc
     mode: str
     body: Block
-    prefix: list = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
+    prefix: list[Any] = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
 
     @classmethod
     def lower(cls, kw: Any, *children: Any) -> With:

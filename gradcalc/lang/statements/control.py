@@ -25,23 +25,23 @@ class Branch(Node):
 
 
 @rule("elif_clause")  # elif_clause: ELIF test ":" suite
-def lower_elif(kw: Any, cond: Any, body: list) -> Branch:
+def lower_elif(kw: Any, cond: Any, body: list[Any]) -> Branch:
     return Branch(cond, body, token_loc(kw))
 
 
 @rule("else_clause")  # else_clause: ELSE ":" suite
-def lower_else(kw: Any, body: list) -> list:
+def lower_else(kw: Any, body: list[Any]) -> list[Any]:
     return body
 
 
 @statement("if_stmt")  # if_stmt: IF test ":" suite elif_clause* [else_clause]
 class If(Stmt):
     loc: Loc
-    branches: list  # Branch per `if` and `elif`
+    branches: list[Any]  # Branch per `if` and `elif`
     orelse: Block  # None when there is no `else`
 
     @classmethod
-    def lower(cls, kw: Any, cond: Any, body: list, *rest: Any) -> If:
+    def lower(cls, kw: Any, cond: Any, body: list[Any], *rest: Any) -> If:
         *elifs, orelse = rest
         return cls(token_loc(kw), [Branch(cond, body, token_loc(kw)), *elifs], orelse)
 
@@ -72,7 +72,7 @@ class For(Stmt):
 
     @classmethod
     def lower(cls, kw: Any, *children: Any) -> For:
-        names = [t for t in children if isinstance(t, str) and t.type == "NAME"]
+        names = [t for t in children if isinstance(t, str) and getattr(t, "type", "") == "NAME"]
         for t in names:
             check_name(t)
         iterable, body = [c for c in children if not isinstance(c, str)]
@@ -101,7 +101,7 @@ def compile_for(c: Compiler, st: For) -> Closure:
             for item in it:
                 if single is not None:
                     f.vars[single] = item
-                else:
+                elif unpack is not None:
                     unpack(f, item)
                 signal = body(f)
                 if signal is not None:

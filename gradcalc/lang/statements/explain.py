@@ -4,7 +4,7 @@ statement's record and its compile function."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import gradcalc
 from gradcalc.autograd.graph import observe_backward
@@ -135,7 +135,7 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
     return run
 
 
-def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
+def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict[str, Any], call: Any) -> None:
     from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot  # (not a cold start)
     from ..names import Names  # (not on a cold start)
 
@@ -152,15 +152,14 @@ def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: di
 
 
 def _ones(t: Any) -> Any:
-    return gradcalc.ones_like(t.detach())
+    return cast(Any, gradcalc).ones_like(t.detach())  # (the engine's functions are set on it dynamically)
 
 
 def _told(story: Any, fmt: str, color: bool) -> str:
     from ..explain.style import Style  # (explain loads when first used, not on a cold start)
 
-    if fmt == "json":
-        return story.json_lines()
-    return story.text(Style(fmt, color))
+    told: str = story.json_lines() if fmt == "json" else story.text(Style(fmt, color))
+    return told
 
 
 # -- explain grad(...) -------------------------------------------------------------------------------------

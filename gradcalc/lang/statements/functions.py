@@ -52,13 +52,13 @@ class Def(Stmt):
 
     loc: Loc
     name: str
-    params: list
+    params: list[Any]
     body: Block
     opens = frozenset({"function"})
     fresh = True
 
     @classmethod
-    def lower(cls, kw: Any, name: Any, params: list | None, body: list) -> Def:
+    def lower(cls, kw: Any, name: Any, params: list[Any] | None, body: list[Any]) -> Def:
         check_name(name)
         return cls(token_loc(kw), str(name), params or [], body)
 
@@ -83,11 +83,11 @@ def compile_def(c: Compiler, st: Def) -> Closure:
 @statement("save_stmt")  # save_stmt: SAVE exprlist  (only in a function's forward block)
 class Save(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
     requires = ("forward", "`save` belongs in the forward block of a `function`")
 
     @classmethod
-    def lower(cls, kw: Any, items: list) -> Save:
+    def lower(cls, kw: Any, items: list[Any]) -> Save:
         for item in items:
             if not isinstance(item, A.Name):
                 raise SyntaxProblem(
@@ -109,12 +109,12 @@ def compile_save(c: Compiler, st: Save) -> Closure:
 
 
 @rule("forward_block")  # forward_block: FORWARD ":" suite
-def lower_forward_block(kw: Any, body: list) -> list:
+def lower_forward_block(kw: Any, body: list[Any]) -> list[Any]:
     return body
 
 
 @rule("backward_block")  # backward_block: BACKWARD "(" [params] ")" ":" suite
-def lower_backward_block(kw: Any, params: list | None, body: list) -> tuple[list[Param], list, Loc]:
+def lower_backward_block(kw: Any, params: list[Any] | None, body: list[Any]) -> tuple[list[Param], list[Any], Loc]:
     for p in params or []:
         if p.default is not None:
             raise SyntaxProblem("backward's parameters (one gradient per output) take no defaults", p.loc)
@@ -127,15 +127,16 @@ class FunctionDef(Stmt):
 
     loc: Loc
     name: str
-    params: list
+    params: list[Any]
     forward: Block
-    grad_params: list
+    grad_params: list[Any]
     backward: Block
     backward_loc: Loc
     fresh = True
 
     @classmethod
-    def lower(cls, kw: Any, name: Any, params: list | None, forward: list, backward: tuple) -> FunctionDef:
+    def lower(cls, kw: Any, name: Any, params: list[Any] | None, forward: list[Any],
+              backward: tuple[Any, ...]) -> FunctionDef:
         check_name(name)
         grad_params, body, where = backward
         return cls(token_loc(kw), str(name), params or [], forward, grad_params, body, where)
@@ -144,7 +145,7 @@ class FunctionDef(Stmt):
         return frozenset({"function", "forward"} if field == "forward" else {"function"})
 
 
-def assigned_names(body: list) -> set[str]:
+def assigned_names(body: list[Any]) -> set[str]:
     """Names a block assigns (for the hint when backward reads a forward local that was not saved)."""
     out: set[str] = set()
     for st in walk_statements(body, into_functions=False):

@@ -22,14 +22,14 @@ def lower_dotted_name(*names: Any) -> list[tuple[str, Loc]]:
 
 
 @rule("import_path")  # import_path: dotted_name [AS NAME]
-def lower_import_path(path: list, kw: Any, alias: Any) -> tuple[list, str | None, Loc]:
+def lower_import_path(path: list[Any], kw: Any, alias: Any) -> tuple[list[Any], str | None, Loc]:
     if alias is not None:
         check_name(alias)
     return path, alias, path[0][1]
 
 
 @rule("import_name")  # import_name: NAME [AS NAME]
-def lower_import_name(name: Any, kw: Any, alias: Any) -> tuple[list, str | None, Loc]:
+def lower_import_name(name: Any, kw: Any, alias: Any) -> tuple[list[Any], str | None, Loc]:
     bound = alias if alias is not None else name
     check_name(bound)
     return [(name, token_loc(name))], alias, token_loc(name)
@@ -43,8 +43,8 @@ class Import(Stmt):
     there without an import too (torch, nn, F, optim, autograd, func); nothing else can be imported."""
 
     loc: Loc
-    source: list  # `from SOURCE import ...`: its dotted name as [(name, where)]; [] for `import ...`
-    items: list  # (dotted name [(name, where)], the name it is bound to or None, where)
+    source: list[Any]  # `from SOURCE import ...`: its dotted name as [(name, where)]; [] for `import ...`
+    items: list[Any]  # (dotted name [(name, where)], the name it is bound to or None, where)
 
     @classmethod
     def lower(cls, kw: Any, *rest: Any) -> Import:

@@ -39,10 +39,10 @@ def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
 @statement("print_stmt")  # print_stmt: PRINT [exprlist]
 class Print(Stmt):
     loc: Loc
-    args: list
+    args: list[Any]
 
     @classmethod
-    def lower(cls, kw: Any, args: list | None) -> Print:
+    def lower(cls, kw: Any, args: list[Any] | None) -> Print:
         args = args or []
         if len(args) == 1 and isinstance(args[0], TupleExpr) and args[0].parens:
             args = args[0].items  # print(a, b) prints "a b", as in Python 3

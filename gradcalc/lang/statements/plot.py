@@ -48,7 +48,7 @@ gaps. A file written is confirmed on standard error (`wrote trig.svg`)."""
         if isinstance(bounds, A.NumList) and bounds.problem is None and len(bounds.data) == 2 and all(
             isinstance(v, (int, float)) for v in bounds.data
         ):
-            lo, hi = (A.Num(v, bounds.loc, bounds.end) for v in bounds.data)
+            lo, hi = (A.Num(v, bounds.loc, bounds.end) for v in bounds.data)  # type: A.Node, A.Node
         elif isinstance(bounds, A.ListExpr) and len(bounds.items) == 2:
             lo, hi = bounds.items
         else:

@@ -18,14 +18,14 @@ themselves live beside their compile functions, one family per module of `gradca
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, dataclass_transform
+from typing import Any, TypeVar, cast, dataclass_transform
 
 from ..errors import Loc, SyntaxProblem
 from .source import Span
 
 R = TypeVar("R", bound=type)
 
-_RECORDS: list[type] = []  # records whose __init__ is not made yet (see finish_records)
+_RECORDS: list[Any] = []  # records whose __init__ is not made yet (see finish_records)
 
 
 @dataclass_transform()
@@ -215,7 +215,7 @@ def finish_records() -> None:
     defaults: dict[str, Any] = {}
     for cls in _RECORDS:
         fields = tuple(cls.__dict__.get("__annotations__", {}))
-        cls._fields = fields  # type: ignore[attr-defined]
+        cls._fields = fields
         params = []
         for f in fields:
             if f in cls.__dict__:
@@ -227,7 +227,7 @@ def finish_records() -> None:
         sources.append(f"def {cls.__name__}_init(self, {', '.join(params)}):{body}\n")
     exec("\n".join(sources), defaults)
     for cls in _RECORDS:
-        cls.__init__ = defaults[f"{cls.__name__}_init"]  # type: ignore[misc]
+        cls.__init__ = defaults[f"{cls.__name__}_init"]
     _RECORDS.clear()
 
 
@@ -304,9 +304,10 @@ def statement(rule: str) -> Callable[[S], S]:
 
             def lower(children: list[Any]) -> Any:
                 return bound(*children)
+
+            RULES[rule] = _spanned(lower)
         else:
-            lower = _positional(cls)
-        RULES[rule] = _spanned(lower)
+            RULES[rule] = _spanned(_positional(cls))
         return cls
 
     return register
@@ -420,7 +421,7 @@ def start_of(node: Any) -> Loc:
     while True:
         field = node.leftmost
         if field is None or (field == "items" and (node.parens or not node.items)):
-            return node.loc
+            return cast(Loc, node.loc)
         node = getattr(node, field)
         if isinstance(node, list):
             node = node[0]
@@ -431,14 +432,14 @@ def span_start(node: Node) -> Loc:
     current: Any = node
     while True:
         if current.enclosed is not None:
-            return current.enclosed.start  # type: ignore[no-any-return]
+            return cast(Loc, current.enclosed.start)
         if isinstance(current, Stmt) and current.span is not None:
             return current.span.start
         if type(current) is Slice:
-            return current.first  # type: ignore[no-any-return]
+            return current.first
         field = current.leftmost
         if field is None or (field == "items" and not current.items):
-            return current.loc  # type: ignore[no-any-return]
+            return cast(Loc, current.loc)
         current = getattr(current, field)
         if isinstance(current, list):
             current = current[0]
@@ -453,7 +454,7 @@ def span_end(node: Node) -> Loc:
     current: Any = node
     while True:
         if current.enclosed is not None:
-            return current.enclosed.end  # type: ignore[no-any-return]
+            return cast(Loc, current.enclosed.end)
         kind = type(current)
         if kind is Name or kind is Attribute:
             text = current.id if kind is Name else current.name
@@ -469,7 +470,7 @@ def span_end(node: Node) -> Loc:
             return end
         last = _last_record(current)
         if last is None:
-            return current.loc  # type: ignore[no-any-return]
+            return cast(Loc, current.loc)
         current = last
 
 
@@ -532,12 +533,12 @@ def _last_end(children: list[Any]) -> Loc | None:
 def check(program: Program) -> None:
     """Raise a SyntaxProblem for statements out of place (`break` outside a loop, `return` outside a
     function, `save` outside a forward block): each statement record says what it requires and opens."""
-    stack: list[tuple[list[Node], frozenset[str]]] = [(program.body, frozenset())]
+    stack: list[tuple[list[Any], frozenset[str]]] = [(program.body, frozenset())]
     while stack:
         body, ctx = stack.pop()
         for st in body:
-            need = type(st).requires  # type: ignore[attr-defined]
+            need = type(st).requires
             if need is not None and need[0] not in ctx:
                 raise SyntaxProblem(need[1], st.loc)
             for field, inner in blocks(st):
-                stack.append((inner, st.context_of(field, ctx)))  # type: ignore[attr-defined]
+                stack.append((inner, st.context_of(field, ctx)))

@@ -170,10 +170,13 @@ def _seq_first(seq: Seq, first: dict[str, set[str]] | dict[str, frozenset[str]])
     return out
 
 
-def _occurrences(seq: Seq, path: tuple[tuple[Seq, int, str], ...] = ()) -> list[tuple[str, tuple]]:
+Path = tuple[tuple[Seq, int, str], ...]
+
+
+def _occurrences(seq: Seq, path: Path = ()) -> list[tuple[str, Path]]:
     """Every symbol in `seq` (at any depth), with the path that leads to it: (sequence, index, repeat of the
     group the sequence belongs to) from the innermost out."""
-    out: list[tuple[str, tuple]] = []
+    out: list[tuple[str, Path]] = []
     for i, item in enumerate(seq):
         here = ((seq, i, ""), *path)
         if item.symbol:
@@ -184,7 +187,7 @@ def _occurrences(seq: Seq, path: tuple[tuple[Seq, int, str], ...] = ()) -> list[
     return out
 
 
-def _next_required(path: tuple) -> Item | None:
+def _next_required(path: Path) -> Item | None:
     """After the symbol at `path`: the first item that must come (not optional) before the rule ends, or None."""
     nullable = _nullable()
     for seq, index, _ in path:

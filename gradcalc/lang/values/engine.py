@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 import gradcalc
 from gradcalc import Tensor
@@ -20,13 +20,15 @@ from ..limits import LIMITS
 class EngineNames:
     """The engine's tensor type, its `tensor` factory, its node type, and the session's limits."""
 
-    Tensor: type[Tensor]
-    tensor: Callable[..., Tensor]
-    Node: type[Node]
+    # (Any: the language reads the engine's tensors and nodes through attributes the engine's classes do not
+    # declare to a type checker; the engine's own typing is its business)
+    Tensor: Any
+    tensor: Callable[..., Any]
+    Node: Any
     limits: Any
 
     def __init__(self) -> None:
-        self.Tensor, self.tensor, self.Node, self.limits = Tensor, gradcalc.tensor, Node, LIMITS
+        self.Tensor, self.tensor, self.Node, self.limits = Tensor, cast(Any, gradcalc).tensor, Node, LIMITS
 
     def load(self) -> None:
         """(The names are bound already; kept for callers written when they were looked up lazily.)"""

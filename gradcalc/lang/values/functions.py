@@ -66,7 +66,7 @@ class UserFunction:
 
 
 def bind_arguments(
-    name: str, params: list[str], defaults: list[Any], args: tuple, kwargs: dict
+    name: str, params: list[str], defaults: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> dict[str, Any]:
     """Python's rules for positional, keyword and default arguments, with our messages."""
     n = len(params)
@@ -99,7 +99,7 @@ class CustomFunction:
 
     __slots__ = ("name", "cls", "__weakref__")
 
-    def __init__(self, name: str, cls: type) -> None:
+    def __init__(self, name: str, cls: Any) -> None:  # the engine's Function class (its apply)
         self.name, self.cls = name, cls
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -131,7 +131,7 @@ class BoundMethod:
         return f"<method {self.builtin.name} of a tensor>"
 
 
-def invoke_method(b: Builtin, obj: Any, args: tuple | list, kwargs: dict) -> Any:
+def invoke_method(b: Builtin, obj: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> Any:
     """Call tensor method `b` on `obj`, arguments converted as the table says, the result's size checked."""
     try:
         if args or kwargs:
