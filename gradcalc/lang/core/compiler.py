@@ -71,7 +71,7 @@ class Compiler(ExpressionCompiler):
         stamp = self.stamp
         last_none = LAST_NONE
         steps = [
-            ((st.loc, unit), st.loc, Origin(unit, st.loc, self.owner, st.head), STATEMENTS[type(st)](self, st))
+            ((st.loc, unit), st.loc, Origin(unit, st.loc, self.owner, st), STATEMENTS[type(st)](self, st))
             for st in body
         ]
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .. import saved
 from ..errors import GradcalcError, Loc, SyntaxProblem
 from ..explain.rebound import read_grad
 from ..limits import check_size
@@ -425,6 +424,8 @@ class ExpressionCompiler:
             return ev_attr
 
         if name == "saved" or name.startswith("_saved_"):  # a node's saved values (lang/saved.py)
+            from .. import saved  # (when a program first reads one: not on a cold start)
+
             key = name[len("_saved_"):]
             Node = _T.Node
 

@@ -27,14 +27,24 @@ class Origin:
     interpreter that compiled it (`owner`, a weak reference: which session's statement it is, and which unit
     that session is running now)."""
 
-    __slots__ = ("unit", "loc", "owner", "head", "_text")
+    __slots__ = ("unit", "loc", "owner", "_statement", "_head", "_text")
 
-    def __init__(self, unit: Unit, loc: Loc, owner: weakref.ref[Any] | None = None, head: Span | None = None) -> None:
+    def __init__(self, unit: Unit, loc: Loc, owner: weakref.ref[Any] | None = None, statement: Any = None) -> None:
         self.unit = unit
         self.loc = loc
         self.owner = owner
-        self.head = head if head is not None else Span(loc, loc)
+        self._statement = statement  # its record, until its header's span is first asked for
+        self._head: Span | None = None
         self._text: str | None = None
+
+    @property
+    def head(self) -> Span:
+        """The span of the statement's header (the whole statement for a simple one)."""
+        if self._head is None:
+            found = self._statement.head if self._statement is not None else None
+            self._head = found if found is not None else Span(self.loc, self.loc)
+            self._statement = None  # (the record is not kept alive for this any longer)
+        return self._head
 
     @property
     def line(self) -> int:

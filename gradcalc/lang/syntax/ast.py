@@ -265,10 +265,28 @@ class Stmt(Node):
     requires: tuple[str, str] | None = None
     opens: frozenset[str] = frozenset()
     fresh: bool = False
-    # set by the parser (not fields): the statement's span, and its header's (up to the `:` of a compound
-    # statement; the whole span for a simple one), which is how an origin quotes it
-    span: Span | None = None
-    head: Span | None = None
+    # what the parser lowered it from (not fields): its rule's children, and a compound statement's `:`;
+    # `span` and `head` are found from them when first asked for (parsing a long program computes none)
+    _raw: list[Any] | None = None
+    _colon: Any = None
+
+    @property
+    def span(self) -> Span | None:
+        """Where the statement's text starts and ends (None for a record the parser did not make)."""
+        raw = self._raw
+        if raw is None:
+            return None
+        start, end = _first_start(raw), _last_end(raw)
+        return Span(start, end) if start is not None and end is not None else None
+
+    @property
+    def head(self) -> Span | None:
+        """Its header's span: up to the `:` of a compound statement; the whole span for a simple one (how an
+        origin quotes it)."""
+        span = self.span
+        if span is None or self._colon is None:
+            return span
+        return Span(span.start, token_loc(self._colon))
 
     def context_of(self, field: str, outer: frozenset[str]) -> frozenset[str]:
         """The contexts the statements of block `field` run in."""
@@ -303,32 +321,36 @@ def statement(rule: str) -> Callable[[S], S]:
             bound = custom.__get__(None, cls)
 
             def lower(children: list[Any]) -> Any:
-                return bound(*children)
+                st = bound(*children)
+                st._raw = children  # (its span, when asked for)
+                return st
 
-            RULES[rule] = _spanned(lower)
+            RULES[rule] = lower
         else:
-            RULES[rule] = _spanned(_positional(cls))
+            positional = _positional(cls)
+
+            def lower_positional(children: list[Any]) -> Any:
+                st = positional(children)
+                st._raw = children
+                return st
+
+            RULES[rule] = lower_positional
         return cls
 
     return register
 
 
-def _spanned(lower: Callable[[list[Any]], Stmt]) -> Callable[[list[Any]], Stmt]:
-    """A statement rule's lowering that also gives the record its span (and its header's)."""
+def with_colon(lower: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    """The lowering of a compound statement's rule, whose header's `:` is a kept token (COLON): it marks where
+    the header ends (the record's `head`), and is not passed on (the Lowerer installs this for those rules)."""
 
-    def lowered(children: list[Any]) -> Stmt:
-        colon = None
+    def lowered(children: list[Any]) -> Any:
         for i, c in enumerate(children):
             if isinstance(c, str) and getattr(c, "type", None) == "COLON":
-                colon = c
-                children = children[:i] + children[i + 1 :]
-                break
-        st = lower(children)
-        start, end = _first_start(children), _last_end(children)
-        if start is not None and end is not None:
-            st.span = Span(start, end)
-            st.head = Span(start, token_loc(colon)) if colon is not None else st.span
-        return st
+                st = lower(children[:i] + children[i + 1 :])
+                st._colon = c
+                return st
+        return lower(children)
 
     return lowered
 

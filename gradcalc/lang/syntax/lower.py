@@ -16,7 +16,7 @@ from ..errors import Loc, SyntaxProblem
 from ..limits import MAX_DIMS, too_many_dims
 from . import ast as A
 from .keywords import check_name
-from .shape import statement_rules
+from .shape import rules, statement_rules
 from .source import Span
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", '"': '"', "'": "'"}
@@ -108,7 +108,10 @@ class Lowerer:
         if missing:
             raise RuntimeError(f"no statement record for the grammar's {', '.join(missing)}: the statements register "
                                "their records when gradcalc.lang.statements is imported, before anything is parsed")
+        bodies = rules()
         for name, lower in A.RULES.items():
+            if "COLON" in bodies.get(name, ""):  # a compound statement's header ends at its `:`
+                lower = A.with_colon(lower)
             setattr(self, name, lower)  # the parser calls `lowerer.RULE(children)`
 
     # -- program and blocks ----------------------------------------------------------------------

@@ -26,7 +26,6 @@ from gradcalc.autograd.tensor import Tensor
 from ..errors import ArgumentError, GradcalcError
 from ..habits import call_pointer, with_pointer
 from ..limits import LIMITS, check_size
-from .calls import call_error
 from .convert import (
     CONVERT,
     RawList,
@@ -192,6 +191,8 @@ class Builtin:
                 check_size(n, f"{self.name}(...)")
             result = self.resolve()(*converted, **kw)
         except Exception as exc:
+            from .calls import call_error  # (a failed call only: not on a cold start)
+
             err = call_error(self, exc, args, kwargs)
             pointer = call_pointer(self.name, args) if not self.method and err.loc is None else None
             if pointer is not None:
