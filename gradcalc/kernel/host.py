@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gradcalc.lang.errors import GradcalcError
+from gradcalc.lang.errors import STOPS, GradcalcError
 from gradcalc.lang.session import Session
 from gradcalc.repl.interrupt import sigint_interrupts
 
@@ -104,9 +104,8 @@ class KernelSession(Session):
         if path is not None or self.format != "torch":
             return super().plot(exprs, name, lo, hi, order, path)
         from gradcalc import plotting as P
-        from gradcalc.lang.statements.plot import PROPAGATE
 
-        figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(PLOT_WIDTH), propagate=PROPAGATE)
+        figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(PLOT_WIDTH), propagate=STOPS)
         rendered = P.render_terminal(figure, PLOT_WIDTH, color=self.color)
         if not rendered.text:  # nothing finite to draw: the warnings say so
             return list(rendered.warnings)
@@ -137,8 +136,8 @@ def _plot_image(figure: Any) -> str | None:
 
 def ends_with_expression(code: str) -> bool:
     """Whether the cell's last top-level statement is an expression statement (its value is the result)."""
-    from gradcalc.lang.parser import parse
     from gradcalc.lang.statements.output import ExprStmt
+    from gradcalc.lang.syntax.parser import parse
 
     try:
         body = parse(code).body

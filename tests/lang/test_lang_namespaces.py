@@ -19,9 +19,9 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from gradcalc.lang import Session
-from gradcalc.lang.builtins import FUNCTIONS, NN_BUILTINS
-from gradcalc.lang.namespace import NAMESPACES, PREDEFINED_NAMESPACES, Namespace
-from gradcalc.lang.spaces import SPACES
+from gradcalc.lang.values.builtins import FUNCTIONS, NN_BUILTINS
+from gradcalc.lang.values.namespace import NAMESPACES, PREDEFINED_NAMESPACES, Namespace
+from gradcalc.lang.values.spaces import SPACES
 from gradcalc.repl.completer import GradcalcCompleter
 
 torch = pytest.importorskip("torch")
@@ -64,7 +64,7 @@ def test_membership_is_derived_from_the_language_s_tables() -> None:
     import gradcalc.func
     import gradcalc.nn.functional
     import gradcalc.nn.init
-    from gradcalc.lang.func_namespace import MEMBERS
+    from gradcalc.lang.values.func_namespace import MEMBERS
 
     assert set(MEMBERS) <= set(NAMESPACES["torch.func"].names()) <= set(gradcalc.func.__all__)
     assert set(NAMESPACES["torch.nn.functional"].names()) == set(gradcalc.nn.functional.__all__)
