@@ -329,8 +329,8 @@ class Session:
 
     def graph(self, tensor: Any, path: str | None) -> None:
         """`graph y [to PATH]`: the tree (JSON with --format json) to standard output, or a file (graph.py)."""
-        from . import graph  # (graph and names load when a program first draws one, not on a cold start)
-        from .names import Names
+        from .tell import graph  # (graph and names load when a program first draws one, not on a cold start)
+        from .tell.names import Names
 
         told = graph.Graph(tensor, Names(self.workspace, self._interp.finished_loop_names()))
         if path is None:

@@ -21,7 +21,7 @@ from gclang_testing import out, run
 
 import gradcalc
 from gradcalc.lang import graph
-from gradcalc.lang.names import Names
+from gradcalc.lang.tell.names import Names
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float64)

@@ -16,20 +16,13 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("base", {"errors", "limits", "habits"}),  # what every layer says and checks
     ("syntax", {"syntax"}),  # the grammar, the parser, the records: nothing of compiling or values
     ("values", {"values"}),  # the values other than tensors, and how they are called
-    # what the language tells; explain/, graph.py, names.py and saved.py move into tell/ from another branch,
-    # and runtime.py, failures.py, render.py only re-export what those still import from the old places
-    ("tell", {"tell", "explain", "graph", "names", "saved", "runtime", "failures", "render"}),
+    ("tell", {"tell"}),  # what the language tells: printing, :help, :vars, explain, graph, names, saved values
     ("core", {"core"}),  # frames, the compiler, the interpreter, origins
     ("statements", {"statements"}),  # each statement's record and compile function
     ("top", {"session", ""}),  # the session, and the package's public names
 ]
 # Files whose function-level imports are not labelled yet, with the reason (the list only shrinks).
-UNLABELLED_ALLOWED = {
-    "explain/": "moves into tell/ from another branch (onto the engine's inspection API)",
-    "graph.py": "moves into tell/ from another branch",
-    "names.py": "moves into tell/ from another branch",
-    "saved.py": "moves from another branch",
-}
+UNLABELLED_ALLOWED: dict[str, str] = {}
 
 
 def layer_of(module: str) -> int:

@@ -20,8 +20,8 @@ import torch
 import gradcalc
 from gradcalc.lang import Session
 from gradcalc.lang import graph as graph_module
-from gradcalc.lang.explain import where
-from gradcalc.lang.names import Names
+from gradcalc.lang.tell.explain import where
+from gradcalc.lang.tell.names import Names
 
 torch.set_default_dtype(torch.float64)
 

@@ -16,10 +16,10 @@ from gradcalc.autograd.graph import STAMP
 from gradcalc.autograd.interrupts import GUARD
 
 from ..errors import GradcalcError
-from ..explain.rebound import LAST_NONE
-from ..explain.rebound import annotate as annotate_none
 from ..syntax import ast as A
 from ..syntax.source import Unit
+from ..tell.explain.rebound import LAST_NONE
+from ..tell.explain.rebound import annotate as annotate_none
 from ..values.builtins import ATTRIBUTES, SETTABLE
 from ..values.convert import as_tensor, describe
 from ..values.dispatch import assign_other_attribute, assign_other_item

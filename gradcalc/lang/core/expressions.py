@@ -21,9 +21,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..explain.rebound import read_grad
 from ..limits import check_size
 from ..syntax import ast as A
+from ..tell.explain.rebound import read_grad
 from ..values.builtins import ATTRIBUTES, CONSTANTS, METHODS, Builtin
 from ..values.convert import RawList, as_tensor, describe
 from ..values.dispatch import (
@@ -423,8 +423,8 @@ class ExpressionCompiler:
 
             return ev_attr
 
-        if name == "saved" or name.startswith("_saved_"):  # a node's saved values (lang/saved.py)
-            from .. import saved  # (when a program first reads one: not on a cold start)
+        if name == "saved" or name.startswith("_saved_"):  # a node's saved values (lang/tell/saved.py)
+            from ..tell import saved  # (when a program first reads one: not on a cold start)
 
             key = name[len("_saved_"):]
             Node = _T.Node

@@ -9,10 +9,10 @@ from ..core.expressions import OPERAND, VALUE
 from ..core.frames import Closure, Frame
 from ..core.operators import BINARY
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..explain.rebound import note as note_rebinding
 from ..limits import check_size
 from ..syntax import ast as A
 from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..tell.explain.rebound import note as note_rebinding
 from ..values.convert import as_tensor, describe
 from ..values.engine import ENGINE
 from ..values.failures import operator_error

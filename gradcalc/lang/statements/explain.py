@@ -1,5 +1,5 @@
 """`explain`: run a backward or grad() and tell it step by step, say why a `.grad` is what it is, or tell the
-last error in full (LANGUAGE.md §7). The telling lives in `gradcalc.lang.explain`; this module holds the
+last error in full (LANGUAGE.md §7). The telling lives in `gradcalc.lang.tell.explain`; this module holds the
 statement's record and its compile function."""
 
 from __future__ import annotations
@@ -135,8 +135,8 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
 
 
 def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
-    from ..explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
-    from ..names import Names  # (not on a cold start)
+    from ..tell.explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
+    from ..tell.names import Names  # (not on a cold start)
 
     names = Names(f)
     recorder = Recorder()
@@ -164,8 +164,8 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     label = _expr_text(c, node.args[0]) if node.args else "the output"
 
     def run(f: Frame) -> None:
-        from ..explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
-        from ..names import Names  # (not on a cold start)
+        from ..tell.explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
+        from ..tell.names import Names  # (not on a cold start)
 
         fn = func(f)
         if type(fn) is not Builtin or fn.name != "grad":
@@ -233,8 +233,8 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
     def run(f: Frame) -> None:
         from gradcalc.autograd.inspection import grad_of  # (explain loads when first used, not on a cold start)
 
-        from ..explain.why_grad import explain_grad  # (explain loads when first used, not on a cold start)
-        from ..names import Names  # (not on a cold start)
+        from ..tell.explain.why_grad import explain_grad  # (explain loads when first used, not on a cold start)
+        from ..tell.names import Names  # (not on a cold start)
 
         t = obj(f)
         if not isinstance(t, ENGINE.Tensor):
@@ -255,7 +255,7 @@ def _compile_last_error(c: Compiler, st: Explain) -> Closure:
     interp = c.interp
 
     def run(f: Frame) -> None:
-        from ..explain.long_errors import explain_error  # (explain loads when first used, not on a cold start)
+        from ..tell.explain.long_errors import explain_error  # (explain loads when first used, not on a cold start)
 
         report = explain_error(interp.last_error, f, interp)
         host.explanation(report.render)

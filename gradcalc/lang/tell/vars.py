@@ -7,9 +7,9 @@ from typing import Any
 
 from gradcalc import Tensor
 
-from ..names import HIDDEN  # the last printed value: not a variable the user made
 from ..values.convert import describe
 from ..values.surfaces import surface_of
+from .names import HIDDEN  # the last printed value: not a variable the user made
 from .render import torch_repr
 
 HEADER = ("name", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "grad")

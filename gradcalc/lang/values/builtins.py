@@ -101,7 +101,7 @@ CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan
 DTYPES = ("float32", "float64", "double", "int64", "long", "bool")
 
 # A grad_fn node's attributes and methods (`y.grad_fn.next_functions`, `y.grad_fn.name()`); `saved` and the
-# hooks are the language's own values (lang/saved.py, lang/hooks.py).
+# hooks are the language's own values (lang/tell/saved.py, lang/hooks.py).
 NODE_ATTRIBUTES = ("next_functions", "variable", "saved")
 NODE_METHODS = ("name", "register_hook", "register_prehook")
 # Methods that register a hook written in the language (lang/hooks.py), not derived from the engine's tables.
@@ -358,9 +358,6 @@ def _added(op: Any) -> None:
     """An operation registered after start-up (the engine installed it first): its built-in function and its
     methods, derived as `_engine_tables` derives them, and the names completion offers."""
     global BUILTINS
-    from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
-    from gradcalc.autograd.tensor import Tensor
-
     for name in op.names:
         if name in ENGINE_FUNCTIONS and not name.startswith("_") and name not in NOT_BUILT_INS:
             FUNCTIONS[name] = Builtin(name, name)

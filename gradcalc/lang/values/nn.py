@@ -180,7 +180,7 @@ def _wholes(v: Any) -> list[int]:
 
 def _size(v: Any) -> Any:
     """A whole number, or a tuple of them (none inside keeps a dim, where an adaptive pooling takes one)."""
-    if isinstance(v, _tensor_type()) and v.ndim == 1:
+    if isinstance(v, Tensor) and v.ndim == 1:
         v = tuple(v.unbind())
     if isinstance(v, (list, tuple)):
         return tuple(None if x is None else _whole(x) for x in v)

@@ -14,6 +14,9 @@ from typing import Any
 
 from gradcalc.autograd.inspection import accumulates, leaf, version_key
 
+from ..values import parameter_paths
+from ..values.engine import ENGINE
+
 HIDDEN = ("_", "ans")  # the last printed value: a name of convenience, not the user's
 
 
@@ -23,9 +26,6 @@ class Names:
     the variables a finished `for` loop left behind)."""
 
     def __init__(self, scope: Any, hidden: Iterable[str] = ()) -> None:
-        from .runtime import ENGINE
-        from .values import parameter_paths
-
         ENGINE.load()
         Tensor = ENGINE.Tensor
         self.tensors: dict[int, list[str]] = {}  # id(tensor) -> names

@@ -38,9 +38,10 @@ from gradcalc.autograd.inspection import (
     version_key,
 )
 
-from ..errors import Interrupted, SyntaxProblem
+from ...errors import Interrupted, SyntaxProblem
 from ..names import Names, quoted
 from . import where as places  # (`places.place`: one function says where a statement is)
+from .rebound import told
 from .report import Report, owned
 from .style import Style
 from .where import at, statement
@@ -117,8 +118,6 @@ def _general(err: Any, failing: Any) -> list[str]:
 
 
 def _rebound(err: Any, r: Any, s: Style) -> list[str]:
-    from .rebound import told
-
     failing = getattr(err, "origin", None)
     where = statement(failing) if failing is not None else "the statement"
     return [f"What happened: {where} read {s.name(r.name + '.grad')}, which is None, and computed with it.",

@@ -10,7 +10,7 @@
 - `long_errors`: bare `explain`: the last error in full, its culprits named;
 - `report`: an explanation in words (`explain T.grad`, bare `explain`) as a `Told`.
 
-The workspace names of tensors and nodes are `gradcalc.lang.names`; `graph` (`gradcalc.lang.graph`) tells
+The workspace names of tensors and nodes are `gradcalc.lang.tell.names`; `graph` (`gradcalc.lang.tell.graph`) tells
 through the same protocol. The statement itself (record and compile function) is
 `gradcalc.lang.statements.explain`. Everything of the engine is read through `gradcalc.autograd.inspection`.
 """

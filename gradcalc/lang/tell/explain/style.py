@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..render import plain, torch_repr
+
 BOLD = "\x1b[1m"
 CYAN = "\x1b[36m"
 MAGENTA = "\x1b[35m"
@@ -46,8 +48,6 @@ class Style:
 
     def value(self, v: Any, indent: int = 0) -> str:
         """A value as the session prints it; the lines after the first indented by `indent` spaces."""
-        from ..render import plain, torch_repr
-
         if v is None:
             return "None" if self.fmt == "torch" else "none"
         text = torch_repr(v) if self.fmt == "torch" else plain(v)

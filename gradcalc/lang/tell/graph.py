@@ -17,9 +17,14 @@ not with its paths; the tree stops after MAX_LINES lines.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import textwrap
 from typing import Any
 
+from gradcalc import files
 from gradcalc.autograd.inspection import (
     accumulates,
     formula,
@@ -33,8 +38,9 @@ from gradcalc.autograd.inspection import (
     state,
 )
 from gradcalc.autograd.printing import tensor_repr
+from gradcalc.files import FileProblem
 
-from .errors import GradcalcError
+from ..errors import GradcalcError
 from .explain.style import Style
 from .explain.told import Told
 from .explain.where import made, number, short
@@ -352,8 +358,6 @@ CLUSTER_WIDTH = 60  # a statement's text is wrapped to this many characters in i
 
 def _cluster_label(where: str) -> str:
     """A statement's text as a cluster's label, wrapped at spaces, each line left-aligned."""
-    import textwrap
-
     lines = textwrap.wrap(where, CLUSTER_WIDTH, subsequent_indent="    ", break_long_words=True) or [where]
     return '"' + "".join(_escape(line) + "\\l" for line in lines) + '"'
 
@@ -450,8 +454,6 @@ INSTALL = (
 def save(text: str, path: str) -> None:
     """Write DOT `text` to `path`, as DOT (`.dot`) or drawn by Graphviz's `dot` program (`.svg`, `.png`).
     Nothing is written when anything fails; the errors are every writer's (gradcalc/files.py)."""
-    from gradcalc import files
-
     try:
         suffix = files.check_suffix(WHAT, path, FORMATS, DESCRIBED)
         files.check_place(WHAT, path)  # a typo in the directory fails before Graphviz runs
@@ -463,12 +465,6 @@ def save(text: str, path: str) -> None:
 
 def _draw(text: str, fmt: str, path: str) -> bytes:
     """The graph drawn by `dot -T<fmt>`; the file's problem when Graphviz is not installed or fails."""
-    import os
-    import shutil
-    import subprocess
-
-    from gradcalc.files import FileProblem
-
     program = shutil.which("dot")
     if program is None:
         as_dot = os.path.splitext(path)[0] + ".dot"

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import GradcalcError, Loc
+from gradcalc.autograd.inspection import is_freed, saved, saved_names
+
+from ..errors import GradcalcError, Loc
+from ..values.failures import error_from
+from .render import torch_repr
 
 
 def freed_message(node: Any) -> str:
@@ -22,8 +26,6 @@ def freed_message(node: Any) -> str:
 
 
 def _names(node: Any) -> list[str]:
-    from gradcalc.autograd.inspection import saved_names
-
     return list(saved_names(node))
 
 
@@ -33,11 +35,8 @@ def read(node: Any, name: str, loc: Loc) -> Any:
     if name not in names:
         kept = f"it saved: {', '.join(names)}" if names else "it saved nothing it names"
         raise GradcalcError(f"{node.name()} saved no value named '{name}'; {kept}", loc)
-    from gradcalc.autograd.inspection import is_freed, saved_names
-
     if is_freed(node) and name in saved_names(node, tensors_only=True):
         raise GradcalcError(freed_message(node), loc)
-    from .failures import error_from
 
     try:
         return getattr(node, f"_saved_{name}")
@@ -63,10 +62,6 @@ class SavedValues:
         )
 
     def __repr__(self) -> str:
-        from gradcalc.autograd.inspection import saved
-
-        from .render import torch_repr
-
         node = self.node
         items = saved(node)
         if not items:

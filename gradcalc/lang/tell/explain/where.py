@@ -14,8 +14,8 @@ has none of its own (its text says which it is). The phrases built on it:
 | `number`    | 3                                        | 1                         | JSON's `"line"`           |
 
 A line number alone is ambiguous across the units one session runs (notebook cells, multi-line REPL inputs,
-`:load`ed files): when origins can name their unit (issue 20), `place` says it where it differs from the
-running statement's (`line 4 of lib.gc`), and every phrase above follows.
+`:load`ed files): `place` names the unit where it is not the one running now (`line 4 of lib.gc`, `line 2 of
+In[5]`: the origin's `where()`, core/origin.py), and every phrase above follows.
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ def place(origin: Any) -> str | None:
     line = getattr(origin, "line", None)
     if unit is None or line is None or getattr(unit, "interactive", False):
         return None
-    return f"line {line}"
+    where = getattr(origin, "where", None)
+    return where() if callable(where) else f"line {line}"
 
 
 def number(origin: Any) -> int | None:

@@ -34,6 +34,7 @@ from gradcalc.autograd.inspection import (
 )
 
 from ..names import Names
+from ..render import tensor_json
 from .style import Style, names_text
 from .told import Told
 from .where import made, number, short
@@ -265,8 +266,6 @@ class Narration(Told):
 
     # -- json --------------------------------------------------------------------------------------
     def objects(self) -> list[dict[str, Any]]:
-        from ..render import tensor_json
-
         def val(t: Any) -> Any:
             return None if t is None else tensor_json(t)
 
