@@ -20,7 +20,7 @@ import pytest
 from gclang_testing import out, run
 
 import gradcalc
-from gradcalc.lang import graph
+from gradcalc.lang.tell import graph
 from gradcalc.lang.tell.names import Names
 
 torch = pytest.importorskip("torch")

@@ -19,7 +19,7 @@ import torch
 
 import gradcalc
 from gradcalc.lang import Session
-from gradcalc.lang import graph as graph_module
+from gradcalc.lang.tell import graph as graph_module
 from gradcalc.lang.tell.explain import where
 from gradcalc.lang.tell.names import Names
 

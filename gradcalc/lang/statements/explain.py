@@ -134,7 +134,7 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
     return run
 
 
-def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
+def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict[str, Any], call: Any) -> None:
     from ..tell.explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
     from ..tell.names import Names  # (not on a cold start)
 
