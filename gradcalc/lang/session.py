@@ -41,7 +41,8 @@ from .syntax.keywords import KEYWORDS
 from .syntax.parser import no_gc, parse
 from .syntax.source import Unit
 from .tell.render import FORMATS, render, render_print
-from .values.builtins import ATTRIBUTES, BUILTINS, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
+from .values import builtins as builtins_module
+from .values.builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
 from .values.engine import ENGINE as _T
 from .values.failures import error_from, fallback, speaks_python
 from .values.namespace import Namespace
@@ -146,7 +147,8 @@ class Session:
 
     def completions(self) -> list[str]:
         """Workspace names, keywords and built-ins (for the REPL's completer)."""
-        names = set(self.workspace) | set(self._interp.predefined) | set(KEYWORDS) | set(BUILTINS)
+        # BUILTINS read now, not bound at import: an operation registered later (spec.listen) rebinds it
+        names = set(self.workspace) | set(self._interp.predefined) | set(KEYWORDS) | set(builtins_module.BUILTINS)
         return sorted(names)
 
     def attribute_completions(self, name: str) -> list[str]:

@@ -65,12 +65,15 @@ class Origin:
         return getattr(interp, "unit", None)
 
     def in_running_unit(self, running: Unit | None = None) -> bool:
-        """Whether the statement is in the unit running now (`running`, by default its interpreter's)."""
-        return self.unit is (running if running is not None else self.running())
+        """Whether the statement is in the unit running now (`running`, by default its interpreter's), or in
+        one of the same name: the REPL's inputs are all `<stdin>`, and `line 3 of <stdin>` would tell a reader
+        nothing `line 3` does not."""
+        now = running if running is not None else self.running()
+        return now is not None and (self.unit is now or self.unit.filename == now.filename)
 
     def where(self, running: Unit | None = None) -> str:
-        """`line 3` in the unit running now, else `line 3 of lib.gc` (`of In[5]`, `of <stdin>`): its line, and
-        its unit when that is not `running` (by default the unit its interpreter is running now)."""
+        """`line 3` in the unit running now, else `line 3 of lib.gc` (`of In[5]`): its line, and its unit when
+        that is not `running` (by default the unit its interpreter is running now) by name."""
         if self.in_running_unit(running):
             return f"line {self.loc.line}"
         return f"line {self.loc.line} of {self.unit.filename}"
