@@ -175,9 +175,9 @@ def parse_and_lower(text: str) -> None:
         from gradcalc.lang.syntax.parser import parse
         from gradcalc.lang.syntax.source import Unit
     except ImportError:  # gradcalc before its language was in layers (an earlier --before)
-        from gradcalc.lang.parser import parse  # type: ignore[no-redef]
-
         from gradcalc.lang.runtime import Unit  # type: ignore[no-redef]
+
+        from gradcalc.lang.parser import parse  # type: ignore[no-redef]
 
     program = parse(text)
     Session(out=io.StringIO())._interp.compile(program, Unit("big.gc", text))

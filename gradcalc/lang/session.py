@@ -472,12 +472,14 @@ class Session:
             path = path[1:-1]
         if not path:
             raise GradcalcError(":load needs a file name: :load FILE")
+        from gradcalc import files  # (:load reads through files.py's one wording; not on a cold start)
+
         try:
-            with open(os.path.expanduser(path), encoding="utf-8-sig") as handle:
-                text = handle.read().replace("\r\n", "\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise GradcalcError(f"can't load {path}: {reason}") from None
+            text = files.read("the script", path, verb="load").decode("utf-8-sig").replace("\r\n", "\n")
+        except files.FileProblem as problem:
+            raise GradcalcError(str(problem)) from None
+        except UnicodeDecodeError:
+            raise GradcalcError(str(files.FileProblem("the script", path, "it is not UTF-8 text", "load"))) from None
         unit = Unit(path, text)
         try:
             steps = self._interp.compile(parse(text), unit)
