@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..builtins import as_tensor, check_size, describe
-from ..compiler import BINARY, OPERAND, VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import OPERAND, VALUE
+from ..core.frames import Closure, Frame
+from ..core.operators import BINARY
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..explain.rebound import note as note_rebinding
-from ..failures import operator_error
-from ..runtime import ENGINE, Closure, Frame
+from ..limits import check_size
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..tell.explain.rebound import note as note_rebinding
+from ..values.convert import as_tensor, describe
+from ..values.engine import ENGINE
+from ..values.failures import operator_error
 
 IN_PLACE = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}
 
@@ -51,14 +55,14 @@ class Assign(Stmt):
     a new leaf."""
 
     loc: Loc
-    targets: list
+    targets: list[Any]
     value: Any
     requires_grad: bool
 
     @classmethod
     def lower(cls, *children: Any) -> Assign:
         parts = [c for c in children if not isinstance(c, str)]
-        flags = [c for c in children if isinstance(c, str) and c.type == "REQUIRES_GRAD"]
+        flags = [c for c in children if isinstance(c, str) and getattr(c, "type", "") == "REQUIRES_GRAD"]
         *targets, value = parts
         for t in targets:
             check_target(t)
@@ -103,7 +107,7 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
                 v = value(f)
                 variables = f.vars
                 if type(v) is Tensor and v.grad_fn is not None:
-                    old = variables.get(name)
+                    old: Any = variables.get(name)
                     if type(old) is Tensor and old.grad_fn is None and old.requires_grad:
                         note_rebinding(name, old, v)  # `w = w - lr * w.grad`: explain tells it (rebound.py)
                 variables[name] = v
@@ -193,10 +197,10 @@ def compile_aug_assign(c: Compiler, st: AugAssign) -> Closure:
 @statement("del_stmt")  # del_stmt: DEL exprlist
 class Del(Stmt):
     loc: Loc
-    names: list
+    names: list[Any]
 
     @classmethod
-    def lower(cls, kw: Any, items: list) -> Del:
+    def lower(cls, kw: Any, items: list[Any]) -> Del:
         for item in items:
             if not isinstance(item, A.Name):
                 raise SyntaxProblem("`del` removes names from the workspace: `del x, y`", start_of(item))

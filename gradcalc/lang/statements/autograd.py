@@ -5,16 +5,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
-from ..builtins import as_tensor, describe, manual_seed
-from ..compiler import ARG, OPERAND, VALUE, Compiler, compiles
+import gradcalc
+
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, OPERAND, VALUE
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..runtime import ENGINE, Closure, Frame
+from ..syntax.ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
+from ..values.builtins import manual_seed
+from ..values.convert import as_tensor, describe
+from ..values.engine import ENGINE
+from ..values.namespace import PREDEFINED_NAMESPACES, Namespace
 
 
 @rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
 def lower_backward_flag(tok: Any, *rest: Any) -> tuple[str, Any, Loc]:
-    return (str(tok), rest[-1] if rest else None, token_loc(tok))
+    return (tok, rest[-1] if rest else None, token_loc(tok))  # (the token itself: the statement's span ends at it)
 
 
 @statement("backward_stmt")  # backward_stmt: BACKWARD test backward_flag*  (the flags in any order)
@@ -35,7 +41,7 @@ class Backward(Stmt):
         for name, value, where in flags:
             if name in seen:
                 raise SyntaxProblem(f"`{name}` is given twice", where)
-            seen[name] = value
+            seen[str(name)] = value
         return cls(token_loc(kw), expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen,
                    seen.get("inputs"))
 
@@ -78,7 +84,8 @@ def prepare_backward(c: Compiler, st: Backward, plain: bool = False) -> Any:
 
 @compiles(Backward)
 def compile_backward(c: Compiler, st: Backward) -> Closure:
-    return prepare_backward(c, st, plain=True)
+    run: Closure = prepare_backward(c, st, plain=True)
+    return run
 
 
 def _inputs(value: Any, loc: Loc | None) -> list[Any]:
@@ -95,10 +102,10 @@ def _inputs(value: Any, loc: Loc | None) -> list[Any]:
 @statement("retain_grad_stmt")  # retain_grad_stmt: RETAIN_GRAD exprlist
 class RetainGrad(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
 
 
-def _each_tensor(c: Compiler, exprs: list, keyword: str, action: Callable[[Any], None]) -> Closure:
+def _each_tensor(c: Compiler, exprs: list[Any], keyword: str, action: Callable[[Any], None]) -> Closure:
     """`KEYWORD a, b, ...`: `action` on each tensor, all of them checked before any is changed."""
     values = c.tensors(exprs, keyword)
 
@@ -121,7 +128,7 @@ def compile_retain_grad(c: Compiler, st: RetainGrad) -> Closure:
 @statement("zero_grad_stmt")  # zero_grad_stmt: ZERO_GRAD exprlist
 class ZeroGrad(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
 
 
 @compiles(ZeroGrad)
@@ -192,7 +199,7 @@ class With(Stmt):
     loc: Loc
     mode: str
     body: Block
-    prefix: list = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
+    prefix: list[Any] = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
 
     @classmethod
     def lower(cls, kw: Any, *children: Any) -> With:
@@ -202,8 +209,6 @@ class With(Stmt):
 
 @compiles(With)
 def compile_with(c: Compiler, st: With) -> Closure:
-    import gradcalc
-
     body = c.block(st.body)
     factories: dict[str, Callable[[], Any]] = {
         "no_grad": gradcalc.no_grad,
@@ -227,8 +232,6 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
     """`with torch.no_grad():`: the names before the mode must spell a namespace that has that block, as in
     PyTorch (`torch.autograd.detect_anomaly`, not `torch.detect_anomaly`); looked up when the block runs, so
     that `import torch as t` then `with t.no_grad():` works too."""
-    from ..namespace import Namespace
-
     (first, first_loc), *rest = st.prefix
     node: Any = Name(first, first_loc)
     for name, where in rest:
@@ -251,6 +254,4 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
 
 
 def _block_homes(mode: str) -> list[Any]:
-    from ..namespace import PREDEFINED_NAMESPACES
-
     return [ns for ns in PREDEFINED_NAMESPACES.values() if ns.has_block(mode)]

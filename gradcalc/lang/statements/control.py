@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import ast as A
-from ..ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
-from ..builtins import describe
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import BREAK, CONTINUE, RETURN, Closure, Frame, truth
 from ..errors import GradcalcError, Loc
-from ..keywords import check_name
-from ..runtime import BREAK, CONTINUE, ENGINE, RETURN, Closure, Frame, truth
+from ..syntax import ast as A
+from ..syntax.ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
+from ..syntax.keywords import check_name
+from ..values.convert import describe
+from ..values.engine import ENGINE
 
 
 @record
@@ -23,23 +25,23 @@ class Branch(Node):
 
 
 @rule("elif_clause")  # elif_clause: ELIF test ":" suite
-def lower_elif(kw: Any, cond: Any, body: list) -> Branch:
+def lower_elif(kw: Any, cond: Any, body: list[Any]) -> Branch:
     return Branch(cond, body, token_loc(kw))
 
 
 @rule("else_clause")  # else_clause: ELSE ":" suite
-def lower_else(kw: Any, body: list) -> list:
+def lower_else(kw: Any, body: list[Any]) -> list[Any]:
     return body
 
 
 @statement("if_stmt")  # if_stmt: IF test ":" suite elif_clause* [else_clause]
 class If(Stmt):
     loc: Loc
-    branches: list  # Branch per `if` and `elif`
+    branches: list[Any]  # Branch per `if` and `elif`
     orelse: Block  # None when there is no `else`
 
     @classmethod
-    def lower(cls, kw: Any, cond: Any, body: list, *rest: Any) -> If:
+    def lower(cls, kw: Any, cond: Any, body: list[Any], *rest: Any) -> If:
         *elifs, orelse = rest
         return cls(token_loc(kw), [Branch(cond, body, token_loc(kw)), *elifs], orelse)
 
@@ -70,7 +72,7 @@ class For(Stmt):
 
     @classmethod
     def lower(cls, kw: Any, *children: Any) -> For:
-        names = [t for t in children if isinstance(t, str) and t.type == "NAME"]
+        names = [t for t in children if isinstance(t, str) and getattr(t, "type", "") == "NAME"]
         for t in names:
             check_name(t)
         iterable, body = [c for c in children if not isinstance(c, str)]
@@ -99,7 +101,7 @@ def compile_for(c: Compiler, st: For) -> Closure:
             for item in it:
                 if single is not None:
                     f.vars[single] = item
-                else:
+                elif unpack is not None:
                     unpack(f, item)
                 signal = body(f)
                 if signal is not None:

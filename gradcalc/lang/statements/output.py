@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ast import Stmt, start_of, statement, token_loc
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import Closure, Frame
 from ..errors import Loc, SyntaxProblem
-from ..runtime import Closure, Frame
-
-COMMANDS = ("help", "vars", "reset", "load", "quit")
+from ..syntax.ast import Call, Stmt, TupleExpr, start_of, statement, token_loc
+from ..syntax.keywords import COMMANDS
 
 
 @statement("expr_stmt")  # expr_stmt: testlist
@@ -26,8 +26,6 @@ class ExprStmt(Stmt):
 
 @compiles(ExprStmt)
 def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
-    from ..ast import Call
-
     ev = c.expr(st.expr, VALUE)
     show = c.interp.host.show
     is_call = isinstance(st.expr, Call)
@@ -41,12 +39,10 @@ def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
 @statement("print_stmt")  # print_stmt: PRINT [exprlist]
 class Print(Stmt):
     loc: Loc
-    args: list
+    args: list[Any]
 
     @classmethod
-    def lower(cls, kw: Any, args: list | None) -> Print:
-        from ..ast import TupleExpr
-
+    def lower(cls, kw: Any, args: list[Any] | None) -> Print:
         args = args or []
         if len(args) == 1 and isinstance(args[0], TupleExpr) and args[0].parens:
             args = args[0].items  # print(a, b) prints "a b", as in Python 3
