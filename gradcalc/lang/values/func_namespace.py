@@ -199,7 +199,6 @@ def _check_mapped(name: str, dims: Any, args: tuple) -> None:
     else:
         pairs = [(leaf, dims) for a in args for leaf in _leaves(a)]
     size = where = None
-    Tensor = _tensor_type()
     for k, (leaf, d) in enumerate(pairs):
         if d is None:
             continue
