@@ -169,7 +169,7 @@ RENDER: dict[str, Callable[[Any], str]] = {"torch": torch_repr, "plain": plain, 
 RENDER_PRINT: dict[str, Callable[[Any], str]] = {"torch": torch_str, "plain": plain, "json": to_json}
 
 
-def _batched(value: Any) -> bool:
+def _batched(value: object) -> bool:
     """A tensor inside func.vmap, which stands for one sample while it holds the batch: it prints as PyTorch
     prints one (`BatchedTensor(lvl=1, bdim=0, value=...)`) in every format, its values being the batch's."""
     Tensor = _engine()[0]

@@ -173,14 +173,14 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
                        randomness, chunk_size=size)
     name = f"{label}({function_name(f)})"
 
-    def mapped(*args: Any, **kwargs: Any) -> Any:
+    def mapped(*args: object, **kwargs: object) -> Any:
         _check_mapped(name, dims, args)
         return made(*args, **kwargs)
 
     return Transformed(name, mapped)
 
 
-def _leaves(value: Any) -> list[Any]:
+def _leaves(value: object) -> list[object]:
     if isinstance(value, (tuple, list)):
         return [x for v in value for x in _leaves(v)]
     if isinstance(value, dict):
@@ -188,7 +188,7 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def _check_mapped(name: str, dims: Any, args: tuple) -> None:
+def _check_mapped(name: str, dims: object, args: tuple[object, ...]) -> None:
     """The arguments of a mapped function against in_dims, in the language's words (the engine says PyTorch's)."""
     if isinstance(dims, (tuple, list)):
         if len(dims) != len(args):
