@@ -176,7 +176,6 @@ def parse_and_lower(text: str) -> None:
         from gradcalc.lang.syntax.source import Unit
     except ImportError:  # gradcalc before its language was in layers (an earlier --before)
         from gradcalc.lang.parser import parse  # type: ignore[no-redef]
-
         from gradcalc.lang.runtime import Unit  # type: ignore[no-redef]
 
     program = parse(text)
