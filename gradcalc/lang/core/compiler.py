@@ -91,9 +91,9 @@ class Compiler(ExpressionCompiler):
                         exc.loc = loc
                     if exc.filename is None:
                         exc.filename, exc.source = unit.filename, unit.source
-                        exc.interactive = unit.interactive  # type: ignore[attr-defined]
+                        exc.interactive = unit.interactive
                     if getattr(exc, "origin", None) is None:
-                        exc.origin = origin  # type: ignore[attr-defined]  # the innermost statement (explain)
+                        exc.origin = origin  # the innermost statement (explain)
                         if last_none.origin is origin:  # it read a rebound leaf's .grad as None: say so
                             annotate_none(exc)
                     stamp.origin = outer
@@ -109,8 +109,8 @@ class Compiler(ExpressionCompiler):
                 except Exception as exc:
                     err = error_from(exc, loc)
                     err.filename, err.source = unit.filename, unit.source
-                    err.interactive = unit.interactive  # type: ignore[attr-defined]
-                    err.origin = origin  # type: ignore[attr-defined]
+                    err.interactive = unit.interactive
+                    err.origin = origin
                     if last_none.origin is origin:
                         annotate_none(err)
                     stamp.origin = outer

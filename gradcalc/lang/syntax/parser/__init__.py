@@ -121,7 +121,7 @@ def _parse_with_lark(text: str) -> tuple[A.Program, _BlockState]:
     except UnexpectedInput as exc:
         raise _translate(exc, state) from None
     except SyntaxProblem as exc:
-        exc.state = state  # type: ignore[attr-defined]
+        exc.state = state
         raise
     except RecursionError:
         raise SyntaxProblem("the program is nested too deeply to parse", Loc(1, 1)) from None
