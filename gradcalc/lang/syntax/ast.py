@@ -18,7 +18,7 @@ themselves live beside their compile functions, one family per module of `gradca
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, Protocol, TypeVar, cast, dataclass_transform
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, dataclass_transform
 
 from ..errors import Loc, SyntaxProblem
 from .source import Span
@@ -27,16 +27,17 @@ R = TypeVar("R", bound=type)
 F = TypeVar("F", bound=Callable[..., object])
 
 
-class Token(Protocol):
-    """A token as lowering sees it: a str (the matched text) that names its terminal and where it starts (the
-    parser's `Tok`, Lark's `Token`)."""
+if TYPE_CHECKING:
 
-    type: str
-    line: int
-    column: int
+    class Token(Protocol):
+        """A token as lowering sees it: a str (the matched text) that names its terminal and where it starts (the
+        parser's `Tok`, Lark's `Token`)."""
 
-    def __len__(self) -> int: ...
+        type: str
+        line: int
+        column: int
 
+        def __len__(self) -> int: ...
 
 
 _RECORDS: list[type[Node]] = []  # records whose __init__ is not made yet (see finish_records)
@@ -362,7 +363,7 @@ def with_colon(lower: Callable[[list[object]], object]) -> Callable[[list[object
         for i, c in enumerate(children):
             if isinstance(c, str) and getattr(c, "type", None) == "COLON":
                 st = cast(Stmt, lower(children[:i] + children[i + 1 :]))  # (a statement's rule makes its record)
-                st._colon = cast(Token, c)
+                st._colon = cast("Token", c)
                 return st
         return lower(children)
 
@@ -543,7 +544,7 @@ def _first_start(children: Sequence[object]) -> Loc | None:
             return span_start(c)
         if isinstance(c, str):
             if hasattr(c, "line"):
-                return token_loc(cast(Token, c))
+                return token_loc(cast("Token", c))
         elif isinstance(c, (list, tuple)) and not isinstance(c, Loc):
             found = _first_start(c)
             if found is not None:
@@ -558,7 +559,7 @@ def _last_end(children: Sequence[object]) -> Loc | None:
             return span_end(c)
         if isinstance(c, str):
             if hasattr(c, "line"):
-                return token_end(cast(Token, c))
+                return token_end(cast("Token", c))
         elif isinstance(c, (list, tuple)) and not isinstance(c, Loc):
             found = _last_end(c)
             if found is not None:
