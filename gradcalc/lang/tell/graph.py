@@ -49,7 +49,7 @@ from .render import tensor_json, torch_repr
 
 if TYPE_CHECKING:
     from gradcalc import Tensor
-    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import Node
     from gradcalc.autograd.inspection import SavedValue
 
 MAX_LINES = 2000

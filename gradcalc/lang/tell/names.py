@@ -19,7 +19,7 @@ from ..values.engine import ENGINE
 
 if TYPE_CHECKING:
     from gradcalc import Tensor
-    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import Node
 
     from ..core.frames import Frame
 

@@ -18,7 +18,7 @@ from ..values.failures import error_from
 from .render import torch_repr
 
 if TYPE_CHECKING:
-    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import Node
 
 
 def freed_message(node: Node) -> str:

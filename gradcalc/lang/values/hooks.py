@@ -25,7 +25,7 @@ from .engine import ENGINE
 if TYPE_CHECKING:
     from gradcalc import Tensor
     from gradcalc.autograd import Node
-    from gradcalc.autograd.hooks import RemovableHandle
+    from gradcalc.autograd.graph import RemovableHandle
 
 # what each kind of hook is given, in words (for messages and the handle's text)
 _GIVEN = {

@@ -47,7 +47,7 @@ from .style import Style
 from .where import at, statement
 
 if TYPE_CHECKING:
-    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import Node
 
     from ...core.frames import Frame
     from .rebound import Rebinding

@@ -41,7 +41,7 @@ from .where import made, number, short
 
 if TYPE_CHECKING:
     from gradcalc import Tensor
-    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import Node
 
 __all__ = ["Narration", "Recorder", "observe", "skipped_inputs", "snapshot"]
 

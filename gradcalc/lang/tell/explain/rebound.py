@@ -35,7 +35,7 @@ from .where import sentence, statement
 
 if TYPE_CHECKING:
     from gradcalc import Tensor
-    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import Node
 
     from ...core.frames import Frame
     from ...errors import GradcalcError
