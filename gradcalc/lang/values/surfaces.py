@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from gradcalc import Tensor
 
+    from .objects import Surface
+
 # type -> how a value of that type is called (`net(x)`); filled by objects.py for the module classes
-OBJECT_CALLS: dict[type, Callable[[Any, list[Any], dict[str, Any]], Any]] = {}
+OBJECT_CALLS: dict[type, Callable[[Any, list[object], dict[str, object]], object]] = {}  # (Any: the key's type)
 
 # functions that give the surface of a value they know, or None (objects.py adds its own when it loads)
-FINDERS: list[Callable[[Any], Any]] = []
+FINDERS: list[Callable[[object], Surface[Any] | None]] = []
 
 
-def surface_of(o: Any) -> Any:
+def surface_of(o: object) -> Surface[Any] | None:
     """The declared surface (objects.py) of a module, optimizer, scheduler or generator; None for any other
     value."""
     for find in FINDERS:

@@ -91,7 +91,7 @@ class Step:
         self.run = run
         self.node = run.node
         self.grads: list[GradWritten] = []  # the .grads written just before it ran
-        self.results: list[tuple[int, object]] = []  # grad(): (input number, value returned for it)
+        self.results: list[tuple[int, Tensor | None]] = []  # grad(): (input number, value returned for it)
         self.arrivals = 0  # how many gradients were added up into what the node received
 
 
@@ -101,7 +101,7 @@ class Narration(Told):
     def __init__(
         self, recorder: Recorder, names: Names, *, kind: str, roots: list[tuple[Tensor, Tensor | None, str]],
         flags: dict[str, bool], skipped: dict[int, dict[int, list[str]]], inputs: list[Tensor] | None = None,
-        results: tuple[object, ...] | None = None,
+        results: tuple[Tensor | None, ...] | None = None,
     ) -> None:
         self.names = names
         self.kind = kind  # "backward" or "grad"
