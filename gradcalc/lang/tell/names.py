@@ -33,7 +33,7 @@ class Names:
 
     def __init__(self, scope: Frame | dict[str, object], hidden: Iterable[str] = ()) -> None:
         ENGINE.load()
-        Tensor = ENGINE.Tensor
+        tensor_type = ENGINE.Tensor
         self.tensors: dict[int, list[str]] = {}  # id(tensor) -> names
         self.nodes: dict[int, dict[int, list[str]]] = {}  # id(grad_fn) -> output number -> names
         self.made: dict[tuple[int, int], Tensor] = {}  # (id(grad_fn), output number) -> a tensor it made
@@ -47,7 +47,7 @@ class Names:
                 if name in seen:
                     continue
                 seen.add(name)
-                if type(value) is Tensor:
+                if type(value) is tensor_type:
                     self.add(value, name)
                 else:
                     modules.extend(parameter_paths(name, value))
