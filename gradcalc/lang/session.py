@@ -243,7 +243,7 @@ class Session:
                 return self._interp.compile(program, unit)
         except GradcalcError as exc:
             exc.filename, exc.source = unit.filename, unit.source
-            exc.interactive = unit.interactive  # type: ignore[attr-defined]
+            exc.interactive = unit.interactive
             raise
 
     def _execute(self, steps: list, keep_going: bool) -> bool:
@@ -384,12 +384,12 @@ class Session:
         if origin is not None:
             err = Interrupted(origin.loc)
             err.filename, err.source = origin.unit.filename, origin.unit.source
-            err.interactive = origin.unit.interactive  # type: ignore[attr-defined]
+            err.interactive = origin.unit.interactive
         else:
             err = Interrupted(None if finished else self._current_loc())
-        err.origin = origin  # type: ignore[attr-defined]
-        err.before = bool(getattr(exc, "before", False))  # type: ignore[attr-defined]
-        err.finished = finished  # type: ignore[attr-defined]
+        err.origin = origin
+        err.before = bool(getattr(exc, "before", False))
+        err.finished = finished
         self._interp.depth = 0
         self._stopping = False
         self.interrupted = True
