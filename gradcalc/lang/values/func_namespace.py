@@ -173,7 +173,7 @@ def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomne
                        randomness, chunk_size=size)
     name = f"{label}({function_name(f)})"
 
-    def mapped(*args: object, **kwargs: object) -> Any:
+    def mapped(*args: object, **kwargs: object) -> object:
         _check_mapped(name, dims, args)
         return made(*args, **kwargs)
 
