@@ -2,6 +2,7 @@
 
     python bench/engine.py [--quick] [--only scalar,big,mlp,deep,second,pinn]
     python bench/engine.py --only jac,fwd,persample     (the function transforms and forward mode)
+    python bench/engine.py --only vmap                  (vmap: per-sample grads, vmap(jacrev), ensembling)
     python bench/engine.py --only cnn                   (a training step of a small CNN, float32)
     python bench/engine.py --before HEAD~3              (a column of gradcalc at an earlier commit)
 
@@ -289,6 +290,58 @@ def per_sample_grads(T: ModuleType, repeat: int) -> dict[str, float]:
     return {"time": best(lambda: per_sample(params, data, targets), repeat) * 1e3}
 
 
+def _mlp_params(T: ModuleType, sizes: list[int], dt: Any, rng: np.random.Generator) -> dict[str, Any]:
+    """An MLP's parameters as nn.Linear's (weight (out, in), bias (out)), by their functional_call names."""
+    params = {}
+    for k, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        params[f"{2 * k}.weight"] = T.tensor(rng.standard_normal((n_out, n_in)) / np.sqrt(n_in), dtype=dt)
+        params[f"{2 * k}.bias"] = T.tensor(rng.standard_normal(n_out) * 0.1, dtype=dt)
+    return params
+
+
+def _tanh_mlp(T: ModuleType, sizes: list[int], dtype: Any) -> Any:
+    layers: list[Any] = []
+    for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [T.nn.Linear(n_in, n_out, dtype=dtype), T.nn.Tanh()]
+    return T.nn.Sequential(*layers[:-1])
+
+
+def vmap_transforms(T: ModuleType, dtype: str, repeat: int) -> dict[str, float]:
+    """issue 22's workloads, ms: per-sample gradients of a 16-64-64-10 tanh MLP with cross-entropy over 64
+    samples (vmap(grad(loss), in_dims=(None, 0, 0)) over functional_call); vmap(jacrev(f)) of a 4-32-4 tanh
+    MLP over 64 points; 10 MLPs 16-64-10 ensembled with stack_module_state + vmap over a batch of 64."""
+    rng = np.random.default_rng(0)
+    dt = getattr(T, dtype)
+    model = _tanh_mlp(T, [16, 64, 64, 10], dt)
+    params = _mlp_params(T, [16, 64, 64, 10], dt, rng)
+    x = T.tensor(rng.standard_normal((64, 16)), dtype=dt)
+    t = T.tensor(rng.integers(0, 10, 64))
+
+    def loss(p: dict, xi: Any, ti: Any) -> Any:
+        out = T.func.functional_call(model, p, (xi.unsqueeze(0),))
+        return T.nn.functional.cross_entropy(out, ti.unsqueeze(0))
+
+    per_sample = T.func.vmap(T.func.grad(loss), in_dims=(None, 0, 0))
+
+    small = _tanh_mlp(T, [4, 32, 4], dt)
+    small_params = _mlp_params(T, [4, 32, 4], dt, rng)
+    pts = T.tensor(rng.standard_normal((64, 4)), dtype=dt)
+    jac = T.func.vmap(T.func.jacrev(lambda xi: T.func.functional_call(small, small_params, (xi,))))
+
+    models = [_tanh_mlp(T, [16, 64, 10], dt) for _ in range(10)]
+    stacked, buffers = T.func.stack_module_state(models)
+    base = _tanh_mlp(T, [16, 64, 10], dt).to("meta")
+    batch = T.tensor(rng.standard_normal((64, 16)), dtype=dt)
+
+    def one(p: dict, b: dict, xb: Any) -> Any:
+        return T.func.functional_call(base, (p, b), (xb,))
+
+    ensemble = T.func.vmap(one, in_dims=(0, 0, None))
+    return {"persample": best(lambda: per_sample(params, x, t), repeat) * 1e3,
+            "jacrev": best(lambda: jac(pts), repeat) * 1e3,
+            "ensemble": best(lambda: ensemble(stacked, buffers, batch), repeat) * 1e3}
+
+
 # -- a convolutional network --------------------------------------------------------------------------------
 def cnn_step(T: ModuleType, steps: int, repeat: int) -> dict[str, float]:
     """One training step (forward, backward, SGD) of the per-sample-gradients tutorial's CNN: conv 1→32 3×3,
@@ -358,6 +411,9 @@ def run_engine(T: ModuleType, only: set[str], sz: dict[str, Any]) -> dict[str, A
         out["persample"] = per_sample_grads(T, r)
     if "pinn" in only:
         out["pinn"] = pinn(T, sz["pinn_steps"], min(r, 3))
+    if "vmap" in only:
+        out["vmap64"] = vmap_transforms(T, "float64", r)
+        out["vmap32"] = vmap_transforms(T, "float32", r)
     if "cnn" in only and hasattr(T.nn, "Conv2d"):  # (a commit before convolutions has none to time)
         out["cnn"] = cnn_step(T, sz["cnn_steps"], min(r, 3))
     return out
@@ -480,6 +536,11 @@ def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any],
         add("scalar chain, forward-mode JVP", "fwd", "op", "µs/op", None, "≤ 0.5× torch", "torch")
     if "persample" in only:
         add("per-sample grads, MLP ×64", "persample", "time", "ms", None, "(report)", "torch")
+    if "vmap" in only:
+        for key, dtype in (("vmap64", "float64"), ("vmap32", "float32")):
+            add(f"per-sample grads 16-64-64-10 ×64, {dtype}", key, "persample", "ms", None, "≤ 1.0× torch", "torch")
+            add(f"vmap(jacrev) 4-32-4 ×64, {dtype}", key, "jacrev", "ms", None, "≤ 1.5× torch", "torch")
+            add(f"ensemble 10 × 16-64-10, batch 64, {dtype}", key, "ensemble", "ms", None, "≤ 1.5× torch", "torch")
     if "pinn" in only:
         add("PINN step 1-32-32-1, 256 pts", "pinn", "step", "ms/step", None, "≤ 1.0× torch", "torch")
     if "cnn" in only:

@@ -32,11 +32,15 @@ from .tensor import Tensor
 BUDGET = 1 << 22
 
 
-def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list[np.ndarray] | None:
+def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None,
+         seeds: Any = None) -> list[np.ndarray] | None:
     """The blocks d o / d x (arrays of shape `o.shape + x.shape`, zeros where o does not depend on x) for
     each x of `inside` (leaves that require grad), by batched reverse passes; None when the graph has
-    something the batched walk cannot run exactly as `autograd.grad` would."""
-    n = o._data.size
+    something the batched walk cannot run exactly as `autograd.grad` would. With `seeds`, `(n, make)`: the
+    products with `n` cotangents instead of the one-hot ones, `make(start, stop)` giving rows start:stop (an
+    array of shape `(stop - start,) + o.shape`), and blocks of shape `(n,) + x.shape` (vmap's batched
+    cotangents)."""
+    n = o._data.size if seeds is None else seeds[0]
     if n == 0 or not o._requires_grad:
         return None
     if (grad_mode.anomaly_seen and state.anomaly) or STAMP.packing or listen.current() is not None:
@@ -60,7 +64,9 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list
     while start < n:
         stop = min(n, start + step)
         try:
-            found, largest = _walk(root, dict(deps), (start, stop, o._data), where, len(inside))
+            # the seed made in the call: nothing but the walk holds it (its first node may write into it)
+            found, largest = _walk(root, dict(deps), _one_hot(start, stop, o._data) if seeds is None else
+                                   seeds[1](start, stop), where, len(inside))
         except (RuntimeError, ValueError):
             # any formula failing: the walk changed nothing, and the loop raises the error autograd.grad gives
             return None
@@ -76,8 +82,16 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None) -> list
     if origin is not None:  # a front end's record of the call, as `autograd.grad` keeps one
         provenance.ran(origin, [root], False, True, False, inside)
     # an input no gradient reached: zeros in its own dtype, as the loop's rows of zeros
-    return [(np.zeros((n,) + t._data.shape, dtype=t._data.dtype) if b is None else b).reshape(out_shape + t._data.shape)
+    lead = out_shape if seeds is None else (n,)
+    return [(np.zeros((n,) + t._data.shape, dtype=t._data.dtype) if b is None else b).reshape(lead + t._data.shape)
             for b, t in zip(blocks, inside, strict=True)]
+
+
+def _one_hot(start: int, stop: int, out: np.ndarray) -> np.ndarray:
+    """The one-hot cotangents of the rows `start:stop` of a Jacobian of `out`."""
+    seed = np.zeros((stop - start,) + out.shape, dtype=out.dtype)
+    seed.reshape(stop - start, out.size)[np.arange(stop - start), np.arange(start, stop)] = 1
+    return seed
 
 
 def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
@@ -101,15 +115,11 @@ def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
     return deps
 
 
-def _walk(root: Node, deps: dict[Node, int], rows: tuple[int, int, np.ndarray], where: dict[int, int],
+def _walk(root: Node, deps: dict[Node, int], seed: np.ndarray, where: dict[int, int],
           count: int) -> tuple[list[Any], int]:
-    """One batched reverse pass from `root` with the one-hot cotangents of the rows `start:stop` of the
-    output `out`, `rows` = (start, stop, out): the gradient arriving at each target leaf (None where none
-    did), and the size of the largest array seen."""
-    start, stop, out = rows
-    # the seed, made here so that nothing but the walk holds it: the first node may write into it
-    seed = np.zeros((stop - start,) + out.shape, dtype=out.dtype)
-    seed.reshape(stop - start, out.size)[np.arange(stop - start), np.arange(start, stop)] = 1
+    """One batched reverse pass from `root` with the cotangents `seed` (one row each, made for this walk: nothing
+    but it holds the array, so the first node may write into it): the gradient arriving at each target leaf
+    (None where none did), and the size of the largest array seen."""
     found: list[Any] = [None] * count
     buffers: dict[Node, Any] = {root: seed}
     largest = seed.size

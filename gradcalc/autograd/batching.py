@@ -1,94 +1,42 @@
-"""Batching rules: how one operation runs over a batch dimension, the slot a batched vmap is built on.
+"""Batching rules: how one operation runs over a batch dimension, the rules vmap runs (dispatch.py).
 
 An operation's batching rule is registered in its spec (`@spec.op(..., vmap=rule)`; the rules of this module by
 name, `vmap=spec.rule("pointwise_binary", "add")`, so that this module loads only when vmap first runs), as
 functorch's batch rules and JAX's `primitive_batchers` are: `rule(args, dims, **params) -> (result, dim)`.
-`args` are the operation's arguments at one vmap level, `dims[i]` the position of that level's batch dimension
-in `args[i]` (None for an argument that is the same for every sample: a number, a tensor not mapped), `params`
-the operation's other parameters, in the sample's terms (`dim=` counts the sample's dimensions, not the batch);
-the rule returns the result with its batch dimension at `dim` (None: the same for every sample).
+`args` are the operation's positional arguments at one vmap level, `dims[i]` the position of that level's batch
+dimension in `args[i]` (None for an argument that is the same for every sample: a number, a tensor not mapped; a
+tuple of them for a list of tensors), `params` its keyword arguments, in the sample's terms (`dim=` counts the
+sample's dimensions, not the batch); the rule returns the result with its batch dimension at `dim` (None: the
+same for every sample; a tuple of them for a tuple of results).
 
-A rule is written with `bind(name, *args, **params)` for the operations it uses, never with the functions
-themselves: `bind` calls the operation on plain tensors, and its rule when an argument is batched at an outer
-level. So a rule written once runs at any level, and levels nest: `vmap(vmap(f))` peels the inner level first
-(its rule's own calls then meet the outer level's batched values, and peel that one), as JAX's tracers do.
-
-`BatchedValue` and `vmap` below are the reference interpreter for these rules (the tests run the rules through
-it, against `torch.vmap`): a function written with `bind` is mapped over its inputs' batch dimension by one
-call of each rule, not one call per sample. gradcalc.func's `vmap` is still the per-sample loop; a batched one
-makes tensors carry their level and dimension and dispatches to these same rules.
+A rule is written with `bind(name, *args, **params)` for the operations it uses: the operation itself on plain
+tensors, its own rule when an argument is batched at an outer level. So a rule written once runs at any level,
+and levels nest: `vmap(vmap(f))` peels the inner level first (its rule's own calls meet the outer level's
+batched values, and peel that one). Families share one rule (`pointwise_unary`, `pointwise`, `reduction`); the
+rules of particular operations are in batching_ops.py. `spec.rule("random")` marks a random operation (dropout):
+dispatch.py then applies the levels' `randomness=` to it (a batch of draws for "different", one for "same").
 """
 
 from __future__ import annotations
 
-import itertools
 import sys
-from collections.abc import Callable
 from typing import Any
 
+from . import dispatch as D
 from . import spec as S
+from .batched_tensor import BatchedTensor, shape_of
+from .dispatch import bind, to_front
+from .tensor import Tensor
 
-_levels = itertools.count(1)
+__all__ = ["bind", "pointwise", "pointwise_binary", "pointwise_unary", "reduction", "vmap"]
 
-
-class BatchedValue:
-    """A value batched at one vmap level: `value` holds every sample, along its dimension `dim`."""
-
-    __slots__ = ("value", "dim", "level")
-
-    def __init__(self, value: Any, dim: int, level: int) -> None:
-        self.value, self.dim, self.level = value, dim, level
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        """The shape of one sample."""
-        full = shape_of(self.value)
-        return full[: self.dim] + full[self.dim + 1:]
-
-    def __repr__(self) -> str:
-        return f"BatchedValue(level={self.level}, dim={self.dim}, value={self.value!r})"
+vmap = D.vmap  # the core of vmap (gradcalc.func.vmap is PyTorch's API on it)
 
 
-def shape_of(x: Any) -> tuple[int, ...]:
-    """The shape of one sample of `x` at the level being computed (a number's is ())."""
-    if isinstance(x, BatchedValue):
-        return x.shape
-    shape = getattr(x, "shape", None)
-    return tuple(shape) if shape is not None else ()
-
-
-def bind(name: str, *args: Any, **params: Any) -> Any:
-    """Operation `name` on `args`: itself on plain values, else its batching rule at the innermost level among
-    the arguments, whose result is batched again at that level."""
-    level = max((a.level for a in args if isinstance(a, BatchedValue)), default=0)
-    op = S.op_of(name)
-    if op is None:
-        raise LookupError(f"no operation {name!r} is registered")
-    if not level:
-        return op.function(*args, **params)
-    if op.vmap is None:
-        raise NotImplementedError(f"{name} has no batching rule")
-    values = tuple(a.value if isinstance(a, BatchedValue) and a.level == level else a for a in args)
-    dims = tuple(a.dim if isinstance(a, BatchedValue) and a.level == level else None for a in args)
-    out, dim = op.vmap(values, dims, **params)
-    if isinstance(out, tuple):
-        return tuple(_wrap(o, d, level) for o, d in zip(out, dim, strict=True))
-    return _wrap(out, dim, level)
-
-
-def _wrap(value: Any, dim: int | None, level: int) -> Any:
-    return value if dim is None else BatchedValue(value, dim, level)
-
-
-# -- helpers for rules ------------------------------------------------------------------------------------------
+# -- helpers for rules --------------------------------------------------------------------------------------------
 def ndim(x: Any) -> int:
-    """The number of dimensions of one sample of `x`."""
+    """The number of dimensions of `x` at the level being computed (a batched value's batch dim included)."""
     return len(shape_of(x))
-
-
-def to_front(x: Any, dim: int | None) -> Any:
-    """`x` with its batch dimension `dim` moved first (unchanged when it is first, or has none)."""
-    return x if not dim else bind("movedim", x, dim, 0)
 
 
 def sample_dim(d: int, rank: int) -> int:
@@ -99,83 +47,89 @@ def sample_dim(d: int, rank: int) -> int:
 def pad(x: Any, rank: int) -> Any:
     """A batch (batch dimension first) of samples with fewer than `rank` dimensions, given leading dimensions of
     size 1 after the batch, so that it broadcasts against samples of `rank` dimensions."""
-    for _ in range(rank - ndim_batched(x)):
-        x = bind("unsqueeze", x, 1)
+    n = ndim(x) - 1
+    if n < rank:
+        x = bind("reshape", x, (shape_of(x)[0],) + (1,) * (rank - n) + shape_of(x)[1:])
     return x
 
 
-def ndim_batched(x: Any) -> int:
-    """The number of dimensions of one sample of a batch whose batch dimension is first."""
-    return len(shape_of(x)) - 1
-
-
-# -- rules written once for families of operations ----------------------------------------------------------------
-def pointwise_unary(name: str) -> S.BatchRule:
-    """The rule of an elementwise function of one tensor: applied to the whole batch, the dimension kept."""
-
-    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
-        return bind(name, args[0], **params), dims[0]
-
-    return rule
-
-
-def pointwise_binary(name: str) -> S.BatchRule:
-    """The rule of an elementwise operation of two operands (either may be unbatched, or a number): both batch
-    dimensions first, the batched operands padded to the larger sample rank so that broadcasting lines up."""
-
-    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
-        (a, b), (da, db) = args, dims
-        rank = max(ndim(a) - (da is not None), ndim(b) - (db is not None))
-        if da is not None:
-            a = pad(to_front(a, da), rank)
-        if db is not None:
-            b = pad(to_front(b, db), rank)
-        return bind(name, a, b, **params), 0
-
-    return rule
-
-
-def movedim_rule(args: tuple, dims: tuple, source: Any = None, destination: Any = None) -> tuple[Any, Any]:
-    (x, *rest), (d, *_) = args, dims
-    if rest:  # movedim(x, source, destination) by position
-        source, destination = rest
-    rank = ndim(x) - 1
-    x = to_front(x, d)
-    if isinstance(source, int):
-        return bind("movedim", x, sample_dim(source, rank), sample_dim(destination, rank)), 0
-    source, destination = (tuple(sample_dim(i, rank) for i in v) for v in (source, destination))
-    return bind("movedim", x, source, destination), 0
-
-
-def _positions(x: Any, d: int | None) -> tuple[Any, int]:
+def front(x: Any, d: int | None) -> tuple[Any, int]:
     """`x` with its batch dimension first, and the rank of one sample."""
-    rank = ndim(x) - (d is not None)
-    return to_front(x, d), rank
+    return to_front(x, d), ndim(x) - (d is not None)
 
 
-def unsqueeze_rule(args: tuple, dims: tuple, dim: Any = None) -> tuple[Any, Any]:
-    (x, *rest), (d, *_) = args, dims
-    dim = rest[0] if rest else dim
-    x, rank = _positions(x, d)
-    return bind("unsqueeze", x, dim + 1 if dim >= 0 else dim), 0  # a negative dim counts from the end alike
+def dtype_of(x: Any) -> Any:
+    """The NumPy dtype of a tensor (batched or not)."""
+    return x._dtype if type(x) is BatchedTensor else x._data.dtype
 
 
-def squeeze_rule(args: tuple, dims: tuple, dim: Any = None) -> tuple[Any, Any]:
-    (x, *rest), (d, *_) = args, dims
-    dim = rest[0] if rest else dim
-    x, rank = _positions(x, d)
-    if dim is None:  # every dimension of size 1 of the sample, never the batch's
-        shape = shape_of(x)[1:]
-        dim = tuple(i + 1 for i, n in enumerate(shape) if n == 1)
-        return (bind("squeeze", x, dim) if dim else x), 0
-    return bind("squeeze", x, sample_dim(dim, rank)), 0
+def batch_size(values: tuple, dims: tuple) -> int:
+    """The batch size, read off the first batched argument."""
+    for v, d in zip(values, dims, strict=False):
+        if type(d) is int:
+            return shape_of(v)[d]
+        if type(d) is tuple:
+            for x, dd in zip(v, d, strict=True):
+                if dd is not None:
+                    return shape_of(x)[dd]
+    raise RuntimeError("vmap: no argument is batched")  # never: dispatch runs a rule only for a batched one
+
+
+def materialize(x: Any, d: int | None, size: int) -> Any:
+    """`x` with its batch dimension first, a value the same for every sample repeated (expanded) along it."""
+    if d is not None:
+        return to_front(x, d)
+    return bind("expand", bind("unsqueeze", x, 0), (size, *shape_of(x)))
 
 
 _NO_DIM: Any = object()
 
 
+def dims_arg(dim: Any, rank: int) -> Any:
+    """`dim` (an int or a sequence of them, of a sample of `rank` dims) in the batch's terms."""
+    if isinstance(dim, int):
+        return sample_dim(dim, rank)
+    return tuple(sample_dim(i, rank) for i in dim)
+
+
+# -- rules written once for families of operations ------------------------------------------------------------
+def pointwise_unary(name: str) -> S.BatchRule:
+    """The rule of an elementwise function of one tensor (with options): applied to the whole batch."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        return bind(name, *args, **params), dims[0]
+
+    return rule
+
+
+def pointwise(name: str, tensors: int = 2) -> S.BatchRule:
+    """The rule of an elementwise operation of `tensors` operands that broadcast together (any may be the same
+    for every sample, or a number), then options: the batched operands' batch dims first, each padded to the
+    largest sample rank so that broadcasting lines up."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        k = min(tensors, len(args))
+        ops, ds = args[:k], dims[:k]
+        if sum(d is not None for d in ds) == 1 and ds[0] is not None:  # only the first: one move at most
+            a, d = ops[0], ds[0]
+            rank = max(ndim(a) - 1, *(ndim(o) for o in ops[1:])) if k > 1 else ndim(a) - 1
+            if ndim(a) - 1 == rank:
+                if d == 0 or all(not isinstance(o, Tensor) for o in ops[1:]):
+                    return bind(name, *args, **params), d
+        rank = max(ndim(o) - (d is not None) for o, d in zip(ops, ds, strict=True))
+        moved = tuple(pad(to_front(o, d), rank) if d is not None else o for o, d in zip(ops, ds, strict=True))
+        return bind(name, *moved, *args[k:], **params), 0
+
+    return rule
+
+
+def pointwise_binary(name: str) -> S.BatchRule:
+    """The rule of an elementwise operation of two operands (either may be unbatched, or a number)."""
+    return pointwise(name, 2)
+
+
 def reduction(name: str) -> S.BatchRule:
-    """The rule of a reduction `name(x, dim=None, keepdim=False)` (sum, mean, amax...): the sample's dims moved
+    """The rule of a reduction `name(x, dim=None, keepdim=False, ...)` (sum, mean, amax...): the sample's dims moved
     past the batch dimension, which stays first; no `dim` reduces all of the sample's dims."""
 
     def rule(args: tuple, dims: tuple, dim: Any = _NO_DIM, keepdim: bool = False, **params: Any) -> tuple[Any, Any]:
@@ -184,16 +138,44 @@ def reduction(name: str) -> S.BatchRule:
             dim = rest[0]
             if len(rest) > 1:
                 keepdim = rest[1]
-        x, rank = _positions(x, d)
-        if dim is _NO_DIM or dim is None:
-            over: Any = tuple(range(1, rank + 1)) if rank else ()
-            if not over:  # a sample of 0 dims: its reduction over all of them is itself
-                return x, 0
+        x, rank = front(x, d)
+        if dim is _NO_DIM or dim is None or (isinstance(dim, (tuple, list)) and not dim):
+            over: Any = tuple(range(1, rank + 1))
+            if not over:  # a sample of 0 dims: reduced over a dim of size 1 made for it
+                return bind(name, bind("unsqueeze", x, 1), 1, keepdim=False, **params), 0
             return bind(name, x, over, keepdim=keepdim, **params), 0
-        over = sample_dim(dim, rank) if isinstance(dim, int) else tuple(sample_dim(i, rank) for i in dim)
-        return bind(name, x, over, keepdim=keepdim, **params), 0
+        return bind(name, x, dims_arg(dim, rank), keepdim=keepdim, **params), 0
 
     return rule
+
+
+def movedim_rule(args: tuple, dims: tuple, source: Any = None, destination: Any = None) -> tuple[Any, Any]:
+    (x, *rest), (d, *_) = args, dims
+    if rest:
+        source, destination = rest
+    x, rank = front(x, d)
+    return bind("movedim", x, dims_arg(source, rank), dims_arg(destination, rank)), 0
+
+
+def unsqueeze_rule(args: tuple, dims: tuple, dim: Any = None) -> tuple[Any, Any]:
+    (x, *rest), (d, *_) = args, dims
+    dim = rest[0] if rest else dim
+    rank = ndim(x) - 1
+    dim = dim if dim >= 0 else dim + rank + 1  # in the sample's terms, counted from the front
+    if dim <= d:  # the new dim lands before the batch dim, which moves one on
+        return bind("unsqueeze", x, dim), d + 1
+    return bind("unsqueeze", x, dim + 1), d
+
+
+def squeeze_rule(args: tuple, dims: tuple, dim: Any = None) -> tuple[Any, Any]:
+    (x, *rest), (d, *_) = args, dims
+    dim = rest[0] if rest else dim
+    x, rank = front(x, d)
+    if dim is None:  # every dimension of size 1 of the sample, never the batch's
+        shape = shape_of(x)[1:]
+        dim = tuple(i + 1 for i, n in enumerate(shape) if n == 1)
+        return (bind("squeeze", x, dim) if dim else x), 0
+    return bind("squeeze", x, dims_arg(dim, rank)), 0
 
 
 def _shape_arg(shape: tuple) -> tuple[int, ...]:
@@ -217,84 +199,27 @@ def reshaping(name: str) -> S.BatchRule:
 def expand_rule(args: tuple, dims: tuple, *shape: Any) -> tuple[Any, Any]:
     (x, *rest), (d, *_) = args, dims
     target = _shape_arg(tuple(rest) or shape)
-    x = to_front(x, d)
+    x, rank = front(x, d)
     size = shape_of(x)[0]
-    return bind("expand", pad(x, len(target)), (size, *target)), 0
+    if rank < len(target):
+        x = pad(x, len(target))
+    return bind("expand", x, (size, *target)), 0
 
 
-def matmul_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
-    """`matmul` over a batch: the batch dimensions first; a vector becomes a matrix of one row (or column) so
-    that its samples stay apart, and a sample of fewer dimensions is padded after the batch dimension."""
-    (a, b), (da, db) = args, dims
-    ra, rb = ndim(a) - (da is not None), ndim(b) - (db is not None)
-    if da is not None and db is not None and ra == 1 and rb == 1:  # a dot per sample
-        return bind("sum", bind("mul", to_front(a, da), to_front(b, db)), -1), 0
-    if da is not None:
-        a = to_front(a, da)
-        if ra == 1:  # (B, m) -> (B, 1.., 1, m): a row per sample, batched alongside b's batch dims
-            a = pad(bind("unsqueeze", a, 1), max(rb, 2))
-            out = bind("matmul", a, to_front(b, db) if db is not None else b)
-            return bind("squeeze", out, -2 if rb >= 2 else -1), 0
-        if db is not None:
-            b = to_front(b, db)
-            if rb == 1:  # (B, m) -> (B, 1.., m, 1): a column per sample
-                b = pad(bind("unsqueeze", b, 2), ra)
-                return bind("squeeze", bind("matmul", a, b), -1), 0
-            rank = max(ra, rb)
-            return bind("matmul", pad(a, rank), pad(b, rank)), 0
-        if rb > 2:
-            a = pad(a, rb)
-        return bind("matmul", a, b), 0
-    b = to_front(b, db)
-    if rb == 1:  # a @ v for each v: a column per sample
-        b = pad(bind("unsqueeze", b, 2), max(ra, 2))
-        out = bind("matmul", a, b)
-        return bind("squeeze", out, -1), 0
-    if ra > 2:
-        b = pad(b, ra)
-    return bind("matmul", a, b), 0
 
 
-# -- the reference interpreter ------------------------------------------------------------------------------------
-def vmap(f: Callable[..., Any], in_dims: Any = 0, out_dims: int = 0) -> Callable[..., Any]:
-    """`f` mapped over a batch dimension of its arguments (`in_dims`: one for all, or one per argument, None
-    for an argument not mapped), with one call of `f` whose operations run their batching rules; `f` calls its
-    operations through `bind`. Nests: `vmap(vmap(f))`."""
-
-    def mapped(*args: Any) -> Any:
-        level = next(_levels)
-        per_arg = in_dims if isinstance(in_dims, tuple) else (in_dims,) * len(args)
-        size = None
-        wrapped = []
-        for a, d in zip(args, per_arg, strict=True):
-            if d is None:
-                wrapped.append(a)
-                continue
-            d = d % len(shape_of(a) if not isinstance(a, BatchedValue) else a.shape)
-            n = (shape_of(a) if not isinstance(a, BatchedValue) else a.shape)[d]
-            if size is not None and n != size:
-                raise ValueError(f"vmap: the mapped dimensions have different sizes ({size} and {n})")
-            size = n
-            if isinstance(a, BatchedValue):  # an outer level's value: its sample's dim `d` is this level's
-                a = bind("movedim", a, d, 0)
-                d = 0
-            wrapped.append(BatchedValue(a, d, level))
-        out = f(*wrapped)
-        return _unwrap(out, level, size, out_dims)
-
-    return mapped
+def random(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """The marker of a random operation (`vmap=spec.rule("random")`): dispatch.py applies the levels'
+    `randomness=` to it before any rule runs, so this is never called."""
+    raise AssertionError("random operations are dispatched by their levels' randomness=")
 
 
-def _unwrap(out: Any, level: int, size: int | None, out_dim: int) -> Any:
-    if isinstance(out, tuple):
-        return tuple(_unwrap(o, level, size, out_dim) for o in out)
-    if isinstance(out, BatchedValue) and out.level == level:
-        return bind("movedim", out.value, out.dim, out_dim) if out.dim != out_dim else out.value
-    # the same for every sample: repeated along a new batch dimension
-    stacked = bind("unsqueeze", out, out_dim)
-    shape = list(shape_of(stacked))
-    shape[out_dim] = size
-    return bind("expand", stacked, tuple(shape))
+# -- the rules of the functions and methods that are not an OpSpec's ------------------------------------------------
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):
+    D.NAMED[_name] = pointwise(_name)
+for _name in ("logical_not", "isnan", "detach", "float", "double", "long", "int", "bool", "half", "to", "type",
+              "type_as", "cpu", "contiguous", "zeros_like", "ones_like", "full_like", "empty_like", "square"):
+    D.NAMED[_name] = pointwise_unary(_name)
 
 
-S.RULES = sys.modules[__name__]  # the specs' named rules are this module's (spec.LazyRule)
+S.RULES = sys.modules[__name__]  # the specs' named rules: this module's, and batching_ops.py's once it is loaded

@@ -7,8 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from . import forward_ad, grad_mode
+from . import forward_ad, grad_mode, spec
 from .engine import run_backward, warn_create_graph_cycle
+from .grad_mode import BACKWARD_IN_TRANSFORM, state
 from .plan import roots_of, unused_error
 from .reasons import worded
 from .tensor import Tensor
@@ -58,6 +59,10 @@ def backward(
     grads = _as_list(grad_tensors) if grad_tensors is not None else [None] * len(outs)
     if len(grads) != len(outs):
         raise RuntimeError(f"backward: {len(outs)} outputs but {len(grads)} gradients")
+    if state.transforms:
+        raise worded(BACKWARD_IN_TRANSFORM, "backward inside a function transform (func.grad, func.vmap, ...) is "
+                     "not allowed: the transform differentiates; use func.grad or func.vjp, or call backward outside "
+                     "the transform")
     if retain_graph is None:
         retain_graph = create_graph
     if create_graph:
@@ -98,10 +103,9 @@ def grad(
     Returns a tuple with one entry per input (a dict with the same keys when `inputs` is a dict). An input
     the outputs do not depend on is an error unless `allow_unused` (then its entry is None, or zeros with
     `materialize_grads`). The parameters are PyTorch's, in PyTorch's order; `only_inputs` is ignored, as
-    in PyTorch, and `is_grads_batched` is not supported.
+    in PyTorch; `is_grads_batched` takes the first dim of every grad_output as a batch of cotangents (one batched
+    pass, as PyTorch's vmap over them).
     """
-    if is_grads_batched:
-        raise NotImplementedError("grad(..., is_grads_batched=True) is not supported by gradcalc")
     if isinstance(inputs, dict):
         found = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph,
                      allow_unused=allow_unused, materialize_grads=materialize_grads)
@@ -124,6 +128,12 @@ def grad(
         retain_graph = create_graph
     if allow_unused is None:
         allow_unused = materialize_grads
+    if is_grads_batched or (spec.VMAP[0] and any(type(g) is not Tensor and g is not None for g in grads)):
+        # batched grad_outputs (vmap's, or a batch dim of their own): rows of cotangents, one batched pass
+        from . import batched_ad  # (loaded only for batched cotangents: off the start-up path)
+
+        return batched_ad.grad(outs, ins, grads, retain_graph, create_graph, bool(allow_unused),
+                               bool(materialize_grads), bool(is_grads_batched))
     if grad_mode.forward_seen and forward_ad._pending:
         forward_ad.force_pending()
     roots = roots_of(outs, grads, "grad")

@@ -47,9 +47,19 @@ class _ThreadState(threading.local):
     # `temporaries.spare_times` to write products into (a fresh array of a gradient's size costs its page
     # faults on every use); None otherwise
     pool: Any = None
+    # the vmap levels open in this thread (autograd/batched_tensor.py's `Levels`), None when none is: random
+    # operations read it to apply the innermost levels' `randomness=`
+    vmap: Any = None
+    # how many function transforms (gradcalc.func's vmap, grad, jvp, ...) are running in this thread:
+    # `backward()` inside one is PyTorch's error
+    transforms: int = 0
 
 
 state = _ThreadState()
+# PyTorch's error for `backward()` while `state.transforms` says a function transform is running
+BACKWARD_IN_TRANSFORM = (
+    "backward() called inside a functorch transform. This is not supported, please use functorch.grad or "
+    "functorch.vjp instead or call backward() outside of functorch transforms.")
 # True once any thread has turned anomaly mode (inference mode) on: until then operations skip reading
 # `state.anomaly` (`state.inference`), a thread-local lookup paid once per operation otherwise
 anomaly_seen = False
@@ -60,7 +70,7 @@ forward_seen = False
 
 
 _STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted",
-                 "batch", "spare", "pool")
+                 "batch", "spare", "pool", "vmap", "transforms")
 
 
 def save_state() -> tuple:

@@ -126,13 +126,14 @@ class NodeSpec:
 class OpSpec:
     """What is known about one public operation (see the module docstring)."""
 
-    __slots__ = ("name", "function", "aliases", "method", "inplace", "top_level", "nodes", "vmap", "sample")
+    __slots__ = ("name", "function", "raw", "aliases", "method", "inplace", "top_level", "nodes", "vmap", "sample")
 
     def __init__(self, name: str, function: Callable[..., Any], aliases: tuple[str, ...], method: Any,
                  inplace: Any, top_level: bool, nodes: tuple[type, ...], vmap: BatchRule | None,
-                 sample: Sample | None) -> None:
+                 sample: Sample | None, raw: Callable[..., Any] | None = None) -> None:
         self.name = name
-        self.function = function
+        self.function = function  # what `gradcalc.<name>` is: for `@op` functions, the one `dispatching` made
+        self.raw = function if raw is None else raw  # the function as written (what runs on plain tensors)
         self.aliases = aliases
         self.method = method  # True: `Tensor.<name>` is the function; a callable: the method's own form
         self.inplace = inplace  # True: `Tensor.<name>_` writes the function's result in place; or a callable
@@ -249,10 +250,72 @@ def op(
     """Register the public function it decorates as the operation `name` (see OpSpec)."""
 
     def register(function: Callable[..., Any]) -> Callable[..., Any]:
-        add_op(OpSpec(name, function, tuple(aliases), method, inplace, top_level, tuple(nodes), vmap, sample))
-        return function
+        spec = OpSpec(name, function, tuple(aliases), method, inplace, top_level, tuple(nodes), vmap, sample)
+        spec.function = dispatching(spec, function)
+        add_op(spec)
+        return spec.function
 
     return register
+
+
+# -- vmap's dispatch point ---------------------------------------------------------------------------------------
+# How many vmap levels are open, in all threads (gradcalc/func's vmap counts them): while none is, a function
+# that `dispatching` made calls the function as written at the cost of one test; while one is, it hands the
+# call to `DISPATCH` (batching.py's `dispatch`, set when vmap first runs), which runs the operation's batching
+# rule when an argument is a batched tensor (autograd/batched_tensor.py), and the function itself otherwise.
+VMAP = [0]
+DISPATCH: Any = None
+# batching.random_guard, for random.py's draws: inside vmap, a draw that no random operation's rule handles is
+# PyTorch's error where a level's randomness is "error"
+RANDOM_GUARD: Any = None
+
+
+class Dispatched:
+    """A function that is not an operation of a spec (a constructor, a method such as `add_` or `to`) given to
+    vmap's dispatch like one: its name, the function as written, and its batching rule (None: the per-sample
+    loop, or batching.py's rule for that name)."""
+
+    __slots__ = ("name", "raw", "vmap", "function")
+
+    def __init__(self, name: str, raw: Callable[..., Any], vmap: BatchRule | None = None) -> None:
+        self.name, self.raw, self.vmap = name, raw, vmap
+        self.function: Any = None
+
+
+def dispatching(op: Any, raw: Callable[..., Any]) -> Callable[..., Any]:
+    """`raw` as `gradcalc.<name>` and `Tensor.<name>` are: itself while no vmap level is open anywhere, else
+    through vmap's dispatch (so that a batched tensor, wherever it is among the arguments, meets the
+    operation's batching rule). The module-level names of the operations are these too, so that a composite
+    function (nn.functional's, a module's forward) dispatches each operation it calls. The hottest paths do
+    not pay for it: the elementwise rows test their argument's type themselves (unary.py), and Tensor's
+    arithmetic operators are the functions as written (a batched tensor has its own)."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if VMAP[0]:
+            return DISPATCH(op, args, kwargs)
+        return raw(*args, **kwargs)
+
+    call.__name__, call.__qualname__, call.__doc__ = raw.__name__, raw.__qualname__, raw.__doc__
+    call.__module__ = raw.__module__
+    call.__wrapped__ = raw  # type: ignore[attr-defined]  # inspect.signature, the language's :help
+    call.dispatch_op = op  # type: ignore[attr-defined]  # (spellings.with_aliases folds its wrapper into this one)
+    return call
+
+
+def public(name: str, raw: Callable[..., Any], vmap: BatchRule | None = None) -> Callable[..., Any]:
+    """`raw` (a function or method that is not an operation of a spec) made dispatching as `name`."""
+    record = Dispatched(name, raw, vmap)
+    record.function = dispatching(record, raw)
+    return record.function
+
+
+def raw_of(fn: Any) -> Any:
+    """The function as written behind one `dispatching` made (else `fn` itself)."""
+    inner = getattr(fn, "__wrapped__", None)
+    return fn if inner is None or getattr(fn, "__code__", None) is not _CALL_CODE else inner
+
+
+_CALL_CODE = dispatching(Dispatched("", len), len).__code__  # type: ignore[attr-defined]
 
 
 def add_op(spec: OpSpec) -> None:

@@ -21,9 +21,10 @@ import numpy as np
 
 from ..autograd import forward_ad
 from ..autograd.differentiate import grad as _autograd_grad
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, state
 from ..autograd.node import AccumulateGrad
 from ..autograd.tensor import Tensor, version_of
+from . import _batched as _b
 from ._pytree import flatten, tensors_of, unflatten
 
 __all__ = ["grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp", "linearize", "vjp"]
@@ -32,6 +33,16 @@ _depth = 0  # how many reverse transforms are running now (an inner one keeps it
 
 
 # -- shared pieces ---------------------------------------------------------------------------------------
+def _inside(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`func` called by a transform: `backward()` inside it is PyTorch's error (differentiate.py reads
+    `state.transforms`)."""
+    state.transforms += 1
+    try:
+        return func(*args, **kwargs)
+    finally:
+        state.transforms -= 1
+
+
 def _argnums(argnums: Any, nargs: int, fn: str) -> tuple[tuple[int, ...], bool]:
     """The argument positions to differentiate, and whether `argnums` was a tuple."""
     is_tuple = isinstance(argnums, (tuple, list))
@@ -53,7 +64,10 @@ def _argnums(argnums: Any, nargs: int, fn: str) -> tuple[tuple[int, ...], bool]:
 
 def _fresh(t: Tensor) -> Tensor:
     """A tensor to differentiate with respect to: connected to `t`'s graph when `t` requires grad (so an
-    outer transform sees through it), else a new leaf that requires grad. It keeps `t`'s tangents."""
+    outer transform sees through it), else a new leaf that requires grad. It keeps `t`'s tangents. Inside
+    vmap, batched at every open level (_batched.py)."""
+    if _b.active():
+        return _b.fresh(t)
     if t._data.dtype.kind != "f":
         raise TypeError("only floating-point tensors can be differentiated; convert with .double()")
     if t._requires_grad:
@@ -70,7 +84,8 @@ def _fresh(t: Tensor) -> Tensor:
 
 def _reaches_outside(outs: list[Tensor], inside: list[Tensor]) -> bool:
     """Whether the graph of `outs` reaches a leaf other than the transform's own (`inside`)."""
-    own = {id(t) for t in inside}
+    own = {id(_b.physical(t)) for t in inside}
+    outs = [_b.physical(o) for o in outs]
     seen: set[int] = set()
     stack = [o.grad_fn for o in outs if isinstance(o, Tensor) and o.grad_fn is not None]
     for o in outs:
@@ -101,6 +116,8 @@ def _cut(t: Any) -> Any:
     """`t` without a graph, keeping its tangents (themselves cut loose)."""
     if not isinstance(t, Tensor):
         return t
+    if type(t) is not Tensor:  # a batched tensor (inside vmap): its physical tensor is cut loose
+        return _b.on_physical(t, _cut)
     if not t._requires_grad and getattr(t, "_fw", None) is None:
         return t  # nothing to cut (a gradient computed without create_graph is already free)
     out = t.detach()
@@ -124,6 +141,8 @@ def _split_aux(out: Any, has_aux: bool, fn: str) -> tuple[Any, Any]:
 
 
 def _zeros_like(t: Tensor) -> Tensor:
+    if type(t) is not Tensor:
+        return _b.zeros_like(t)
     return Tensor._make(np.zeros_like(t._data), False, None)
 
 
@@ -156,16 +175,18 @@ def grad_and_value(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0,
             _depth += 1
             try:
                 new_args, fresh, specs = _prepare_args(args, nums, "grad")
-                out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "grad")
+                out, aux = _split_aux(_inside(func, *new_args, **kwargs), has_aux, "grad")
                 if not isinstance(out, Tensor):
                     raise RuntimeError(f"grad: the function must return a tensor, but it returned a "
                                        f"{type(out).__name__}")
-                if out._data.ndim != 0:
+                if out.dim() != 0:
                     raise RuntimeError(f"grad: the function must return a 0-d (scalar) tensor, but its output has "
-                                       f"shape {tuple(out._data.shape)}; reduce it (.sum()), or use vjp or jacrev")
+                                       f"shape {tuple(out.shape)}; reduce it (.sum()), or use vjp or jacrev")
                 inside = [t for group in fresh for t in group]
                 keep = _needs_graph([out], inside)
-                if out._requires_grad:
+                if _b.active():
+                    found = _b.vjp([out], inside, [None], create_graph=keep or bool(forward_ad._active))
+                elif out._requires_grad:
                     found = _autograd_grad(out, inside, create_graph=keep or bool(forward_ad._active),
                                            allow_unused=True)
                 else:
@@ -209,7 +230,7 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
         _depth += 1
         try:
             new_args, fresh, specs = _prepare_args(primals, nums, "vjp")
-            out, aux = _split_aux(func(*new_args), has_aux, "vjp")
+            out, aux = _split_aux(_inside(func, *new_args), has_aux, "vjp")
             outs, out_spec = tensors_of(out, "vjp: the function's output")
             inside = [t for group in fresh for t in group]
             keep = _needs_graph(outs, inside)
@@ -222,14 +243,16 @@ def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple
             raise RuntimeError("vjp_fn: the cotangents must have the structure of the function's output "
                                f"({len(outs)} tensor(s), in the same tuples/dicts)")
         for i, (c, o) in enumerate(zip(cts, outs, strict=True)):
-            if c._data.shape != o._data.shape:
-                raise RuntimeError(f"vjp_fn: cotangent {i} has shape {tuple(c._data.shape)} but the output it "
-                                   f"goes with has shape {tuple(o._data.shape)}; they must match")
-        pairs = [(o, c) for o, c in zip(outs, cts, strict=True) if o._requires_grad]
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"vjp_fn: cotangent {i} has shape {tuple(c.shape)} but the output it "
+                                   f"goes with has shape {tuple(o.shape)}; they must match")
+        pairs = [(o, c) for o, c in zip(outs, cts, strict=True) if _b.physical(o)._requires_grad]
         create = keep or _depth > 0 or bool(forward_ad._active)
         cut = not (keep or _depth > 0)
         with enable_grad():
-            if pairs:
+            if _b.active() or any(type(c) is not Tensor for c in cts):
+                found = _b.vjp(list(outs), inside, list(cts), create_graph=create, retain_graph=True)
+            elif pairs:
                 found = _autograd_grad([o for o, _ in pairs], inside, [c for _, c in pairs], retain_graph=True,
                                        create_graph=create, allow_unused=True)
             else:
@@ -265,9 +288,9 @@ def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, strict: bool =
         raise RuntimeError("jvp: tangents must have the structure of primals (one tangent per primal, in the "
                            "same tuples/dicts)")
     for i, (p, t) in enumerate(zip(ps, ts, strict=True)):
-        if p._data.shape != t._data.shape:
-            raise RuntimeError(f"jvp: tangent {i} has shape {tuple(t._data.shape)} but its primal has shape "
-                               f"{tuple(p._data.shape)}; they must match")
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"jvp: tangent {i} has shape {tuple(t.shape)} but its primal has shape "
+                               f"{tuple(p.shape)}; they must match")
     return _jvp(func, ps, ts, p_spec, has_aux)
 
 
@@ -275,22 +298,34 @@ def _jvp(func: Callable[..., Any], ps: list[Tensor], ts: list[Any], spec: Any, h
     """The JVP with checked leaves; a None tangent leaves its primal as it is (no tangent)."""
     level = forward_ad.enter_dual_level()
     try:
-        duals = [p if t is None else forward_ad.make_dual(p, t, level=level) for p, t in zip(ps, ts, strict=True)]
-        out, aux = _split_aux(func(*unflatten(duals, spec)), has_aux, "jvp")
+        duals = [p if t is None else _make_dual(p, t, level) for p, t in zip(ps, ts, strict=True)]
+        out, aux = _split_aux(_inside(func, *unflatten(duals, spec)), has_aux, "jvp")
         outs, out_spec = tensors_of(out, "jvp: the function's output")
         primal_outs, tangent_outs = [], []
         for o in outs:
-            primal, tangent = forward_ad.unpack_dual(o, level=level)
+            primal, tangent = _unpack_dual(o, level)
             primal_outs.append(primal)
             tangent_outs.append(tangent if tangent is not None else _zeros_like(o))
         if has_aux:
             aux_leaves, aux_spec = flatten(aux)
-            aux = unflatten([forward_ad.unpack_dual(x, level=level).primal if isinstance(x, Tensor) else x
+            aux = unflatten([_unpack_dual(x, level)[0] if isinstance(x, Tensor) else x
                              for x in aux_leaves], aux_spec)
     finally:
         forward_ad.exit_dual_level(level=level)
     result = (unflatten(primal_outs, out_spec), unflatten(tangent_outs, out_spec))
     return (*result, aux) if has_aux else result
+
+
+def _make_dual(p: Tensor, t: Tensor, level: int) -> Tensor:
+    if type(p) is not Tensor or type(t) is not Tensor:  # batched (inside vmap): on the physical tensors
+        return _b.make_dual(p, t, level)
+    return forward_ad.make_dual(p, t, level=level)
+
+
+def _unpack_dual(o: Tensor, level: int) -> tuple[Any, Any]:
+    if type(o) is not Tensor:
+        return _b.unpack_dual(o, level)
+    return forward_ad.unpack_dual(o, level=level)
 
 
 def linearize(func: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
@@ -310,10 +345,10 @@ def _assemble(columns: list[Tensor], out: Tensor, inp: Tensor, along_last: bool)
     """The block d out / d inp from its pieces: rows (one per element of `out`, shaped like `inp`) or
     columns (one per element of `inp`, shaped like `out`); differentiable when a piece has a graph or
     carries tangents."""
-    shape = tuple(out._data.shape) + tuple(inp._data.shape)
+    shape = tuple(out.shape) + tuple(inp.shape)
     if not columns:
-        return Tensor._make(np.zeros(shape, dtype=inp._data.dtype), False, None)
-    tracked = any(c._requires_grad or forward_ad.carries(c) for c in columns)
+        return Tensor._make(np.zeros(shape, dtype=inp.dtype.np), False, None)
+    tracked = any(type(c) is not Tensor or c._requires_grad or forward_ad.carries(c) for c in columns)
     if not tracked:
         data = np.stack([c._data for c in columns], axis=-1 if along_last else 0)
         if along_last:
@@ -345,11 +380,12 @@ def jacrev(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, *, has_
             _depth += 1
             try:
                 new_args, fresh, specs = _prepare_args(args, nums, "jacrev")
-                out, aux = _split_aux(func(*new_args, **kwargs), has_aux, "jacrev")
+                out, aux = _split_aux(_inside(func, *new_args, **kwargs), has_aux, "jacrev")
                 outs, out_spec = tensors_of(out, "jacrev: the function's output")
                 inside = [t for group in fresh for t in group]
                 keep = _needs_graph(outs, inside)
-                blocks = [_rows(o, inside, keep or bool(forward_ad._active), chunk_size) for o in outs]
+                rows = _b.jacobian_rows if _b.active() else _rows
+                blocks = [rows(o, inside, keep or bool(forward_ad._active), chunk_size) for o in outs]
             finally:
                 _depth -= 1
         result = unflatten([_per_arg(b, fresh, specs, is_tuple) for b in blocks], out_spec)
@@ -433,17 +469,17 @@ def jacfwd(func: Callable[..., Any], argnums: int | tuple[int, ...] = 0, has_aux
         first: tuple[Any, ...] | None = None
         for position, x in enumerate(inside):
             per_element = []
-            basis = np.zeros(x._data.size, dtype=x._data.dtype)
-            for j in range(x._data.size):
+            basis = np.zeros(x.numel(), dtype=x.dtype.np)
+            for j in range(x.numel()):
                 basis[j] = 1
-                result = call(position, Tensor._make(basis.reshape(x._data.shape).copy(), False, None))
+                result = call(position, Tensor._make(basis.reshape(tuple(x.shape)).copy(), False, None))
                 basis[j] = 0
                 if first is None:
                     first = result
                 per_element.append(tensors_of(result[1], "jacfwd: the function's output")[0])
             columns.append(per_element)
         if first is None:  # nothing to differentiate (empty inputs): the outputs from one plain call
-            out = func(*args, **kwargs)
+            out = _inside(func, *args, **kwargs)
             first = (out[0], None, out[1]) if has_aux else (out, None)
         outs, out_spec = tensors_of(first[0], "jacfwd: the function's output")
         blocks = []
@@ -468,14 +504,12 @@ def _jvp_flat(func: Callable[..., Any], primals: list[Any], tangents: list[Any],
     """`_jvp` over a flat list of arguments, some of them not tensors (passed as they are)."""
     level = forward_ad.enter_dual_level()
     try:
-        args = [p if t is None else forward_ad.make_dual(p, t, level=level) for p, t in zip(primals, tangents,
-                                                                                                strict=True)]
-        out, aux = _split_aux(func(*args), has_aux, "jacfwd")
+        args = [p if t is None else _make_dual(p, t, level) for p, t in zip(primals, tangents, strict=True)]
+        out, aux = _split_aux(_inside(func, *args), has_aux, "jacfwd")
         outs, out_spec = tensors_of(out, "jacfwd: the function's output")
-        pairs = [forward_ad.unpack_dual(o, level=level) for o in outs]
-        primal_outs = [p.primal for p in pairs]
-        tangent_outs = [p.tangent if p.tangent is not None else _zeros_like(o) for p, o in zip(pairs, outs,
-                                                                                               strict=True)]
+        pairs = [_unpack_dual(o, level) for o in outs]
+        primal_outs = [p for p, _ in pairs]
+        tangent_outs = [t if t is not None else _zeros_like(o) for (_, t), o in zip(pairs, outs, strict=True)]
     finally:
         forward_ad.exit_dual_level(level=level)
     result = (unflatten(primal_outs, out_spec), unflatten(tangent_outs, out_spec))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from gradcalc.autograd import batching, spec
+from gradcalc.autograd import batching, batching_ops, spec  # noqa: F401 - batching_ops: the rules of particular ops
 from gradcalc.autograd.batching import bind
 
 torch = pytest.importorskip("torch")

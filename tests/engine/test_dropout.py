@@ -273,11 +273,9 @@ def test_vmap_randomness_error_is_pytorchs() -> None:
 def test_vmap_randomness_different_and_same(d: int) -> None:
     x = gc.ones(6, 40) if d == 0 else gc.ones(40, 6)
     gc.manual_seed(0)
-    with D.vmap_randomness("different"):
-        out = _np(batching.vmap(lambda a: batching.bind("dropout", a, 0.5), in_dims=d)(x))
+    out = _np(gc.func.vmap(lambda a: batching.bind("dropout", a, 0.5), in_dims=d, randomness="different")(x))
     assert out.shape == (6, 40) and not all(np.array_equal(out[0], row) for row in out[1:])
-    with D.vmap_randomness("same"):
-        out = _np(batching.vmap(lambda a: batching.bind("dropout", a, 0.5), in_dims=d)(x))
+    out = _np(gc.func.vmap(lambda a: batching.bind("dropout", a, 0.5), in_dims=d, randomness="same")(x))
     assert all(np.array_equal(out[0], row) for row in out[1:]) and set(np.unique(out)) == {0.0, 2.0}
     with pytest.raises(RuntimeError, match="Only allowed values for randomness"), D.vmap_randomness("sometimes"):
         pass
@@ -285,10 +283,12 @@ def test_vmap_randomness_different_and_same(d: int) -> None:
 
 def test_vmap_channel_dropout_draws_per_sample_and_channel() -> None:
     gc.manual_seed(1)
-    with D.vmap_randomness("different"):
-        out = _np(batching.vmap(lambda a: batching.bind("feature_dropout", a, 0.5, True))(gc.ones(4, 3, 5, 2)))
+
+    def channels(a: Any) -> Any:
+        return batching.bind("feature_dropout", a, 0.5, True)
+
+    out = _np(gc.func.vmap(channels, randomness="different")(gc.ones(4, 3, 5, 2)))
     per_channel = out.reshape(4, 3, 5, 2)
     assert (per_channel == per_channel[..., :1]).all()  # one value a (sample, row, channel)
-    with D.vmap_randomness("same"):
-        out = _np(batching.vmap(lambda a: batching.bind("feature_dropout", a, 0.5, True))(gc.ones(4, 3, 5, 2)))
+    out = _np(gc.func.vmap(channels, randomness="same")(gc.ones(4, 3, 5, 2)))
     assert all(np.array_equal(out[0], row) for row in out[1:])

@@ -10,6 +10,8 @@ fast forms of the in-place arithmetic, which replace derived ones of the same na
 
 from __future__ import annotations
 
+import sys
+import warnings
 from types import ModuleType
 
 from .. import spec
@@ -75,18 +77,62 @@ def install(op: spec.OpSpec) -> None:
             setattr(Tensor, name, _spelled(name, op.function if op.method is True else op.method))
     if op.inplace:
         method = op.inplace if callable(op.inplace) else inplace.inplace_method(op.function, op.name)
-        setattr(Tensor, f"{op.name}_", method)
+        setattr(Tensor, f"{op.name}_", spec.public(f"{op.name}_", method))
 
 
 for _op in spec.OPS.values():
     install(_op)
 spec.listen(install)  # an operation registered from now on (a contributor's, a test's) is installed as it comes
 
+# Tensor's operators that a batched tensor meets as itself (it has its own: Python asks the right operand's
+# reflected operator first when its class is a subclass), so a plain tensor's are the functions as written;
+# every other name dispatches for vmap (spec.dispatching), in-place operators included (a batched value
+# written into a plain tensor is PyTorch's error).
+RAW_OPERATORS = frozenset(
+    f"__{n}__" for n in ("add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow rpow matmul "
+                         "rmatmul and rand or ror xor rxor eq ne lt le gt ge neg pos abs invert deepcopy").split())
+
+
+def _public(name: str, fn: object) -> object:
+    if not callable(fn) or isinstance(fn, type):
+        return fn
+    return spec.raw_of(fn) if name in RAW_OPERATORS else spec.public(name, spec.raw_of(fn))
+
+
 for _module in MODULES:
-    FUNCTIONS.update((_name, _spelled(_name, _fn)) for _name, _fn in getattr(_module, "FUNCTIONS", {}).items())
+    FUNCTIONS.update((_name, _spelled(_name, _public(_name, _fn)))
+                     for _name, _fn in getattr(_module, "FUNCTIONS", {}).items())
     for _name, _fn in getattr(_module, "METHODS", {}).items():
-        setattr(Tensor, _name, _spelled(_name, _fn))
+        setattr(Tensor, _name, _spelled(_name, _public(_name, _fn)))
     for _name, _fn in getattr(_module, "PROPERTIES", {}).items():
-        setattr(Tensor, _name, property(_fn))
+        setattr(Tensor, _name, property(_fn))  # (a batched tensor has its own: batched_tensor.py)
 
 Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+
+
+class _Warnings:
+    """The `warnings` module as the operations' modules see it: `warn(..., stacklevel=k)` counts the frames of
+    the functions `spec.dispatching` and the alias wrappers put between the operation and its caller as none,
+    so that a warning points at the line that called the operation, as before they were wrapped. (Only a
+    warning pays for it.)"""
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(warnings, name)
+
+    @staticmethod
+    def warn(message: object, category: type[Warning] | None = None, stacklevel: int = 1,
+             source: object = None) -> None:
+        frame, extra = sys._getframe(1), 0
+        for _ in range(stacklevel - 1):
+            frame = frame.f_back
+            while frame is not None and frame.f_code in _WRAPPERS:
+                frame, extra = frame.f_back, extra + 1
+            if frame is None:
+                break
+        warnings.warn(message, category, stacklevel + extra + 1, source)  # type: ignore[arg-type]
+
+
+_WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, *spellings.wrapper_codes()}
+for _module in MODULES:
+    if getattr(_module, "warnings", None) is warnings:
+        _module.warnings = _Warnings()  # type: ignore[attr-defined]

@@ -42,7 +42,7 @@ class CloneBackward0(Node):
         return (g,)
 
 
-@spec.op("clone", nodes=(CloneBackward0,),
+@spec.op("clone", vmap=spec.rule("pointwise_unary", "clone"), nodes=(CloneBackward0,),
          sample=spec.Sample(((3,),), lambda L, a: L.clone(a) + a.clone() + a.float().double()))
 def clone(x: Tensor) -> Tensor:
     """A copy with its own memory; gradients flow through it."""

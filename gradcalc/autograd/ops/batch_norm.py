@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import forward_ad, spec
 from .. import saved as SV
+from ..grad_mode import no_grad
 from ..node import Node
 from ..reasons import worded
 from ..tensor import Tensor
@@ -173,6 +174,19 @@ def _check_sizes(x: np.ndarray, training: bool, **given: Tensor | None) -> None:
             raise RuntimeError(f"{name} must be defined in evaluation mode")
 
 
+def _same_for_all(x: Any, d: int) -> bool:
+    """Whether the batch of `x` along `d` is one value repeated (stride 0: an expanded tensor)."""
+    data = getattr(x, "_data", None) if type(x) is Tensor else None
+    return data is not None and data.strides[d] == 0
+
+
+def _update_only(bind: Any, sample: Any, given: dict) -> None:
+    """The running statistics' update of batch_norm in training mode, from one sample (its output unused)."""
+    with no_grad():
+        bind("batch_norm", sample.detach(), given["running_mean"], given["running_var"], None, None, True,
+             given.get("momentum", 0.1), given.get("eps", 1e-5))
+
+
 def _batch_norm_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
     """vmap of batch_norm, functorch's: the batch folded into the channels, (B, N, C, ...) -> (N, B*C, ...), so
     that each sample has its own statistics; running statistics updated in place must be batched too (PyTorch's
@@ -186,10 +200,30 @@ def _batch_norm_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]
     x, d = args[0], dims[0]
     training = given.get("training", False)
     stats_batched = pdims.get("running_mean") is not None or pdims.get("running_var") is not None
-    if d is None:  # only the statistics or parameters are batched: the input is the same for every sample
-        raise RuntimeError("vmap: batch_norm with a batched weight, bias or running statistics needs a batched input "
-                           "(gradcalc's batching rule); map the input too")
-    if training and given.get("running_mean") is not None and not stats_batched:
+    if d is None and not stats_batched:  # only weight or bias batched: normalized once, then each sample's affine
+        out = bind("batch_norm", x, given.get("running_mean"), given.get("running_var"), None, None, training,
+                   given.get("momentum", 0.1), given.get("eps", 1e-5))
+        rank = len(batching.shape_of(x))
+        for name, op in (("weight", "mul"), ("bias", "add")):
+            v = given.get(name)
+            if v is not None:
+                pd = pdims.get(name)
+                v = v if pd is None else batching.to_front(v, pd)  # (C,) or (B, C) -> (C, 1...) or (B, 1, C, 1...)
+                v = bind("reshape", v, ((batching.shape_of(v)[0], 1, -1) if pd is not None else (-1,))
+                         + (1,) * (rank - 2))
+                out = bind(op, out, v)
+        return out, 0
+    if d is None:  # batched statistics: the input, the same for every sample, repeated
+        name = next(n for n in names[:4] if pdims.get(n) is not None)
+        size = batching.shape_of(given[name])[pdims[name]]
+        x, d = bind("expand", bind("unsqueeze", x, 0), (size, *batching.shape_of(x))), 0
+    if training and given.get("running_mean") is not None and not stats_batched and _same_for_all(x, d):
+        # an input the same for every sample (a tensor func.grad lifted to the batch, which PyTorch's grad keeps
+        # unbatched): the running statistics updated once from one sample, then the batch normalized by its own
+        sample = bind("select", x, d, 0)
+        _update_only(bind, sample, given)
+        given["running_mean"] = given["running_var"] = None
+    elif training and given.get("running_mean") is not None and not stats_batched:
         raise RuntimeError(
             "Batch norm got a batched tensor as input while the running_mean or running_var, which will be updated "
             "in place, were not batched.\nIf you are using a module and do not need eval mode, please set "

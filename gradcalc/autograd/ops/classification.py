@@ -162,6 +162,7 @@ def nll_loss_backward(g: Tensor, x: Tensor, forward: NllLossBackward0) -> Tensor
 
 
 @spec.op("nll_loss", nodes=(NllLossBackward0, NllLoss2DBackward0), top_level=False, method=False,
+         vmap=spec.rule("nll_loss_rule"),
          sample=spec.Sample(((3, 4), (2, 3, 2, 2)), lambda L, a, b: L.nn.functional.nll_loss(a, L.tensor([0, 3, 1]))
                             + L.nn.functional.nll_loss(b, L.tensor([[[0, 1], [2, 2]], [[1, 0], [0, 2]]]),
                                                        reduction="sum")))
@@ -226,7 +227,7 @@ def _class_weight(weight: Tensor, ndim: int, axis: int) -> Tensor:
     return S.view(weight, tuple(shape)) if ndim > 1 else weight
 
 
-@spec.op("cross_entropy", top_level=False, method=False,
+@spec.op("cross_entropy", vmap=spec.rule("cross_entropy_rule"), top_level=False, method=False,
          sample=spec.Sample(((3, 4), (3, 4)), lambda L, a, p: L.nn.functional.cross_entropy(a, L.tensor([0, 3, 1]))
                             + L.nn.functional.cross_entropy(a, p.softmax(1)) + L.nn.functional.cross_entropy(
                                 a, L.tensor([1, 1, 2]), label_smoothing=0.1)))

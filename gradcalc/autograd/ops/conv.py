@@ -374,7 +374,7 @@ def _conv_rule(name: str) -> spec.BatchRule:
     batch moved into the channels); a batched bias is added after."""
 
     def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
-        from .. import batching as B  # vmap only: batching.py stays off the start-up path
+        B = spec.RULES  # vmap's batching.py, which hands itself down to the specs when it loads
 
         function = spec.OPS[name].function
         bound = inspect.signature(function).bind(*args, **params)
@@ -436,7 +436,7 @@ def _add_bias(B: Any, out: Any, b: Any, db: Any, rank: int, channel_at: int) -> 
 
 def _pad_rule(args: tuple, dims: tuple, *rest: Any, **params: Any) -> tuple[Any, Any]:
     """constant_pad_nd pads the last dims: the batch dim goes first, out of their way."""
-    from .. import batching as B  # vmap only: batching.py stays off the start-up path
+    B = spec.RULES  # vmap's batching.py, which hands itself down to the specs when it loads
 
     (x, *more), (d, *_) = args, dims
     return B.bind("constant_pad_nd", B.to_front(x, d), *more, *rest, **params), 0
@@ -648,7 +648,14 @@ def constant_pad_nd(input: Tensor, pad: Any, value: float = 0) -> Tensor:  # noq
     return result(data, node)
 
 
-@spec.op("pad", method=False, top_level=False, nodes=(ConstantPadNdBackward0,),
+def _pad_rule_of_pad(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """vmap of F.pad: it pads the last dims, so the batch dim first and the whole batch padded."""
+    batching = spec.RULES
+    x, d = args[0], dims[0]  # (the other arguments are numbers)
+    return batching.bind("pad", batching.to_front(x, d), *args[1:], **params), 0
+
+
+@spec.op("pad", method=False, top_level=False, nodes=(ConstantPadNdBackward0,), vmap=_pad_rule_of_pad,
          sample=spec.Sample(((2, 3),), lambda L, a: L.nn.functional.pad(a, (2, 1), value=-1.0)))
 def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:  # noqa: A002
     """Pad the last dims of the input: `pad` lists (left, right) counts from the last dim backwards (mode

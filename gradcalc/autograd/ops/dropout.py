@@ -28,6 +28,7 @@ import numpy as np
 from .. import saved as SV
 from .. import spec
 from ..defaults import default_float
+from ..grad_mode import state
 from ..node import Node
 from ..tensor import Tensor
 from .arithmetic import mul
@@ -50,8 +51,10 @@ _randomness = _Randomness()
 
 
 def randomness() -> str:
-    """The `randomness=` of the vmap running in this thread ('error' when none set one)."""
-    return _randomness.mode
+    """The `randomness=` of the innermost vmap running in this thread (func.vmap's levels); outside one, what
+    `vmap_randomness` set ('error' when nothing did)."""
+    open_levels = state.vmap
+    return open_levels[-1].randomness if open_levels else _randomness.mode
 
 
 @contextmanager
@@ -144,8 +147,8 @@ def _rule(name: str, feature: bool) -> spec.BatchRule:
 
 
 def _dtype_of(x: Any) -> np.dtype:
-    while not isinstance(x, Tensor):  # a value batched at an outer level
-        x = x.value
+    while type(x) is not Tensor:  # a value batched at an outer level
+        x = x._value
     return x._data.dtype
 
 
@@ -201,7 +204,31 @@ class NativeDropoutBackward0(Node):
         return (g * factor if needs(self, 0) else None,)
 
 
-@spec.op("native_dropout", method=False,
+def _native_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """vmap of native_dropout: without a draw (p = 0, or not training), and with 'different' randomness, the
+    operation on the whole batch (each sample its own mask); with 'same', one sample's mask for every sample."""
+    batching = spec.RULES
+    bind = batching.bind
+    given = dict(zip(("p", "train"), args[1:], strict=False))
+    given.update(params)
+    x, d = args[0], dims[0]
+    p, train = given.get("p"), given.get("train")
+    if p == 0 or train is False:
+        return bind("native_dropout", x, p, train), (d, d)
+    mode = randomness()
+    if mode == "error":
+        raise RuntimeError(PYTORCH_RANDOM_ERROR)
+    x = batching.to_front(x, d)
+    if mode == "different":
+        return bind("native_dropout", x, p, train), (0, 0)
+    shape = batching.shape_of(x)
+    _, mask = native_dropout(Tensor._make(np.ones(shape[1:], dtype=_dtype_of(x)), False, None), p, train)
+    scale = 0.0 if p == 1 else 1.0 / (1.0 - p)
+    out = bind("mul", bind("mul", x, mask), scale)
+    return (out, bind("expand", bind("unsqueeze", mask, 0), shape)), (0, 0)
+
+
+@spec.op("native_dropout", method=False, vmap=_native_rule,
          sample=spec.Sample(((2, 3),), lambda L, a: L.native_dropout(a, 0.0, True)[0]
                             + L.native_dropout(a, 1.0, True)[0] + L.native_dropout(a, 0.3, False)[0]))
 def native_dropout(input: Tensor, p: float, train: bool | None) -> tuple[Tensor, Tensor]:  # noqa: A002

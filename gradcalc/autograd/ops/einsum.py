@@ -105,7 +105,7 @@ def diagonal_backward(g: Tensor, shape: tuple[int, ...], offset: int, dim1: int,
 
 def _diagonal_rule(args: tuple, dims: tuple, *rest: Any, **params: Any) -> tuple[Any, Any]:
     """diagonal over a batch: the batch dim first, the sample's dims counted after it."""
-    from .. import batching as B  # vmap only: batching.py stays off the start-up path
+    B = spec.RULES  # vmap's batching.py, which hands itself down to the specs when it loads
 
     (x, *more), (d, *_) = args, dims
     given = dict(zip(("offset", "dim1", "dim2"), (*more, *rest), strict=False))
@@ -413,16 +413,17 @@ def _from_sublists(args: tuple) -> tuple[str, list]:
 def _einsum_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
     """einsum over a batch: the batch dim first in each batched operand, and a new subscript for it in front of
     theirs and of the output's."""
-    from .. import batching as B  # vmap only: batching.py stays off the start-up path
+    B = spec.RULES  # vmap's batching.py, which hands itself down to the specs when it loads
 
     if args and not isinstance(args[0], str):
         equation, operands = _from_sublists(args)
-        at = list(dims[0::2])
+        at = list(dims[0::2])[:len(operands)]  # (an output sublist last has no operand)
     else:
         equation, operands = args[0], list(args[1:])
         at = list(dims[1:])
-        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
-            raise NotImplementedError("einsum under vmap: give the operands one by one, not as a list")
+        if len(operands) == 1 and isinstance(operands[0], (list, tuple)):  # einsum('ij,jk', [a, b])
+            operands = list(operands[0])
+            at = list(dims[1]) if isinstance(dims[1], tuple) else [None] * len(operands)
     lhs, _, out = equation.partition("->")
     parts = lhs.split(",")
     used = {c for c in equation if _is_subscript(c)}

@@ -103,7 +103,7 @@ def softplus_backward(g: Tensor, x: Tensor, beta: float, threshold: float) -> Te
     return result(data, node)
 
 
-@spec.op("softplus", nodes=(SoftplusBackward0,),
+@spec.op("softplus", vmap=spec.rule("pointwise_unary", "softplus"), nodes=(SoftplusBackward0,),
          sample=spec.Sample(((5,),), lambda L, a: L.nn.functional.softplus(a * 3.0, beta=2.0, threshold=4.0)))
 def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold (PyTorch's `softplus`)."""
@@ -257,6 +257,7 @@ def _clamp_data(d: np.ndarray, lo: Any, hi: Any) -> np.ndarray:
 
 
 @spec.op("clamp", aliases=("clip",), nodes=(ClampBackward1, ClampBackward0), inplace=True,
+         vmap=spec.rule("pointwise", "clamp", 3),
          sample=spec.Sample(((6,), (6,), (6,)), lambda L, a, lo, hi: L.clamp(a, -0.5, 0.5) + L.clip(a, min=-0.3)
                             + L.clamp(a, lo, lo + hi.abs()) + L.clamp(a, max=hi)))
 def clamp(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
@@ -304,14 +305,14 @@ def promoted(*arrays: np.ndarray) -> np.dtype:
     return z if _CATEGORY[z.kind] > _CATEGORY[dtype.kind] else dtype
 
 
-@spec.op("clamp_min", nodes=(ClampMinBackward0, ClampMinBackward1),
+@spec.op("clamp_min", vmap=spec.rule("pointwise", "clamp_min"), nodes=(ClampMinBackward0, ClampMinBackward1),
          sample=spec.Sample(((6,), (6,)), lambda L, a, b: L.clamp_min(a, 0.1) + a.clamp_min(b)))
 def clamp_min(x: Tensor, min: Any) -> Tensor:  # noqa: A002
     """max(x, min) elementwise (`clamp(x, min=min)`, with its own node names)."""
     return _clamp(x, min, None, ClampMinBackward0, ClampMinBackward1)
 
 
-@spec.op("clamp_max", nodes=(ClampMaxBackward0, ClampMaxBackward1),
+@spec.op("clamp_max", vmap=spec.rule("pointwise", "clamp_max"), nodes=(ClampMaxBackward0, ClampMaxBackward1),
          sample=spec.Sample(((6,), (6,)), lambda L, a, b: L.clamp_max(a, 0.1) + a.clamp_max(b)))
 def clamp_max(x: Tensor, max: Any) -> Tensor:  # noqa: A002
     """min(x, max) elementwise (`clamp(x, max=max)`, with its own node names)."""
@@ -481,6 +482,7 @@ def filled_where(mask: np.ndarray, value: Any) -> Any:
 
 
 @spec.op("where", nodes=(WhereBackward0,), method=lambda x, cond, other: where(cond, x, other),
+         vmap=spec.rule("pointwise", "where", 3),
          sample=spec.Sample(((5,), (5,)), lambda L, a, b: L.where(a > b, a * b, b.exp()) + a.where(b > 0, 1.5)))
 def where(cond: Any, a: Any, b: Any) -> Tensor:
     """Elements of `a` where `cond` holds, else of `b` (either may be a number)."""

@@ -15,7 +15,7 @@ from ..tensor import Tensor
 def _one_hot_rule(args: tuple, dims: tuple, *rest: Any, **params: Any) -> tuple[Any, Any]:
     """one_hot adds a last dim: the batch dim stays where it is; the number of classes must be given (it would
     otherwise depend on every sample), as PyTorch's vmap demands."""
-    from .. import batching as B  # vmap only: batching.py stays off the start-up path
+    B = spec.RULES  # vmap's batching.py, which hands itself down to the specs when it loads
 
     (x, *more), (d, *_) = args, dims
     given = dict(zip(("num_classes",), (*more, *rest), strict=False))

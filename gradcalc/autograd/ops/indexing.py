@@ -238,7 +238,7 @@ def _gather(x: Tensor, plan: _Plan) -> Tensor:
 
 
 # -- x[index] ------------------------------------------------------------------------------------------------
-@spec.op("__getitem__", top_level=False,
+@spec.op("__getitem__", vmap=spec.rule("getitem_rule"), top_level=False,
          sample=spec.Sample(((4, 3),), lambda L, a: a[1:, 0] + a[[0, 2, 0], 1] + a[a[:, 2] > 0].sum()
                             + a[..., None][0, 1, 0] + a[...][2]))
 def getitem(x: Tensor, idx: Any) -> Tensor:

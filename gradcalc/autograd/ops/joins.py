@@ -79,7 +79,7 @@ class CatBackward0(Node):
         return tuple(out)
 
 
-@spec.op("cat", aliases=("concat", "concatenate"), nodes=(CatBackward0,), method=False,
+@spec.op("cat", vmap=spec.rule("cat_rule"), aliases=("concat", "concatenate"), nodes=(CatBackward0,), method=False,
          sample=spec.Sample(((2, 3), (1, 3)), lambda L, a, b: L.cat([a, b], 0) + L.concat([b, a], -2)
                             + L.concatenate([a, b])))
 def cat(tensors: Any, dim: int = 0) -> Tensor:
@@ -123,7 +123,7 @@ class StackBackward0(Node):
         return tuple(select(g, self.dim, i) if nxt is not None else None for i, nxt in enumerate(self._next))
 
 
-@spec.op("stack", nodes=(StackBackward0,), method=False,
+@spec.op("stack", vmap=spec.rule("stack_rule"), nodes=(StackBackward0,), method=False,
          sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.stack([a, b], 1)))
 def stack(tensors: Any, dim: int = 0) -> Tensor:
     """The tensors (all of one shape) joined along a new dimension `dim`."""
@@ -242,7 +242,7 @@ def _split_sizes(x: Tensor, cls: type[_SplitNode], sizes: list[int], d: int) -> 
     return _pieces(x, node, datas)
 
 
-@spec.op("split", nodes=(SplitBackward0, SplitWithSizesBackward0),
+@spec.op("split", vmap=spec.rule("split_rule"), nodes=(SplitBackward0, SplitWithSizesBackward0),
          sample=spec.Sample(((5, 3),), lambda L, a: L.split(a, [2, 3], 0) + a.split(2, 1)))
 def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """Pieces of `split_size` along `dim` (the last may be smaller), or of the sizes listed."""
@@ -263,7 +263,7 @@ def split(x: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor,
     return _split_sizes(x, SplitBackward0, sizes, d)
 
 
-@spec.op("chunk", nodes=(SplitBackward0, SplitWithSizesBackward0),
+@spec.op("chunk", vmap=spec.rule("chunk_rule"), nodes=(SplitBackward0, SplitWithSizesBackward0),
          sample=spec.Sample(((4, 3),), lambda L, a: L.chunk(a, 2, 0) + a.chunk(3, 1)))
 def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """At most `chunks` pieces of equal size along `dim` (the last may be smaller), as PyTorch splits."""
@@ -279,7 +279,8 @@ def chunk(x: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     return split(x, size, d)
 
 
-@spec.op("unbind", nodes=(UnbindBackward0,), sample=spec.Sample(((2, 3),), lambda L, a: L.unbind(a, 1) + a.unbind()))
+@spec.op("unbind", nodes=(UnbindBackward0,),
+         vmap=spec.rule("unbind_rule"), sample=spec.Sample(((2, 3),), lambda L, a: L.unbind(a, 1) + a.unbind()))
 def unbind(x: Tensor, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices along `dim`, that dimension removed."""
     if not x._data.shape:

@@ -98,7 +98,8 @@ class DotBackward0(Node):
         return (g * b if needs(self, 0) else None, g * a if needs(self, 1) else None)
 
 
-@spec.op("dot", nodes=(DotBackward0,), sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.dot(a, b) + a.dot(a)))
+@spec.op("dot", nodes=(DotBackward0,),
+         vmap=spec.rule("dot_rule"), sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.dot(a, b) + a.dot(a)))
 def dot(a: Tensor, b: Tensor) -> Tensor:
     """The dot product of two vectors of one length."""
     _operands(a, b, "dot")
@@ -144,7 +145,8 @@ class MvBackward0(Node):
         return (gm, gv)
 
 
-@spec.op("mv", nodes=(MvBackward0,), sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.mv(a, b) + a.mv(b)))
+@spec.op("mv", nodes=(MvBackward0,),
+         vmap=spec.rule("mv_rule"), sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.mv(a, b) + a.mv(b)))
 def mv(m: Tensor, v: Tensor) -> Tensor:
     """A matrix times a vector."""
     _operands(m, v, "mv")
@@ -190,7 +192,7 @@ def _column_major(d: np.ndarray) -> bool:
     return d.strides[0] == d.itemsize and d.strides[1] == d.shape[0] * d.itemsize
 
 
-@spec.op("mm", nodes=(MmBackward0,),
+@spec.op("mm", vmap=spec.rule("mm_rule"), nodes=(MmBackward0,),
          sample=spec.Sample(((2, 3), (3, 4)), lambda L, a, b: L.mm(a, b) + a.mm(b) + L.mm(b.t(), a.t()).t()))
 def mm(a: Tensor, b: Tensor) -> Tensor:
     """The product of two matrices."""
@@ -211,6 +213,20 @@ def mm(a: Tensor, b: Tensor) -> Tensor:
 
 
 # -- bmm -----------------------------------------------------------------------------------------------------
+def batch_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a @ b` for batches of matrices (B, m, k) @ (B, k, n), as NumPy computes it fastest where vmap makes
+    them: a product over k = 1 (a batch of outer products: per-sample gradients of a weight) is a broadcast
+    multiply, which NumPy runs several times faster than matmul's per-matrix loop; an operand the same for the
+    whole batch (stride 0: a weight lifted to every sample) with the other's rows stacked is one matrix
+    product. Elsewhere, matmul."""
+    if a.shape[2] == 1:
+        return a * b
+    if b.strides[0] == 0 and a.ndim == 3 and b.ndim == 3:
+        n_b, m, k = a.shape
+        return (a.reshape(n_b * m, k) @ b[0]).reshape(n_b, m, b.shape[2])
+    return a @ b
+
+
 @spec.node(
     formula={"self": "grad.bmm(mat2.transpose(1, 2))", "mat2": "self.transpose(1, 2).bmm(grad)"},
     saved={"mat2": SV.tensor(1), "self": SV.tensor(0)},
@@ -225,8 +241,8 @@ class BmmBackward0(Node):
         a, b = self.unpack_saved(raw)
         if raw:
             return (
-                g @ b.transpose(0, 2, 1) if needs(self, 0) else None,
-                a.transpose(0, 2, 1) @ g if needs(self, 1) else None,
+                batch_product(g, b.transpose(0, 2, 1)) if needs(self, 0) else None,
+                batch_product(a.transpose(0, 2, 1), g) if needs(self, 1) else None,
             )
         return (
             bmm(g, S.transpose(b, 1, 2)) if needs(self, 0) else None,
@@ -234,7 +250,8 @@ class BmmBackward0(Node):
         )
 
 
-@spec.op("bmm", nodes=(BmmBackward0,), sample=spec.Sample(((2, 3, 4), (2, 4, 2)), lambda L, a, b: L.bmm(a, b)))
+@spec.op("bmm", nodes=(BmmBackward0,),
+         vmap=spec.rule("bmm_rule"), sample=spec.Sample(((2, 3, 4), (2, 4, 2)), lambda L, a, b: L.bmm(a, b)))
 def bmm(a: Tensor, b: Tensor) -> Tensor:
     """Matrix products of two batches of matrices of the same batch size."""
     _operands(a, b, "bmm")
@@ -246,11 +263,12 @@ def bmm(a: Tensor, b: Tensor) -> Tensor:
     node = record(BmmBackward0, a, b)
     if node is not None:
         node.save(a if b._requires_grad else None, b if a._requires_grad else None)
-    return result(a._data @ b._data, node)
+    return result(batch_product(a._data, b._data), node)
 
 
 # -- outer ---------------------------------------------------------------------------------------------------
-@spec.op("outer", aliases=("ger",), sample=spec.Sample(((3,), (2,)), lambda L, a, b: L.outer(a, b) + L.ger(a, b)))
+@spec.op("outer", aliases=("ger",),
+         vmap=spec.rule("outer_rule"), sample=spec.Sample(((3,), (2,)), lambda L, a, b: L.outer(a, b) + L.ger(a, b)))
 def outer(a: Tensor, b: Tensor) -> Tensor:
     """The outer product of two vectors: PyTorch computes it as a column times a row (MulBackward0)."""
     _operands(a, b, "outer")
@@ -351,17 +369,21 @@ def _batched(a: Tensor, b: Tensor) -> Tensor:
 
 
 def _matmul_operator(a: Tensor, b: Any) -> Any:
-    """`a @ b`: NotImplemented for a non-tensor, so that Python raises its TypeError."""
+    """`a @ b`: NotImplemented for a non-tensor, so that Python raises its TypeError. `a` and `b` are plain
+    here (a batched tensor has its own operators, which Python asks first), so matmul as written."""
     if not isinstance(b, Tensor):
         return NotImplemented
-    return matmul(a, b)
+    return _matmul(a, b)
 
 
 def _rmatmul_operator(a: Tensor, b: Any) -> Any:
     """`b @ a` when `b` is not a gradcalc tensor."""
     if not isinstance(b, Tensor):
         return NotImplemented
-    return matmul(b, a)
+    return _matmul(b, a)
+
+
+_matmul = spec.raw_of(matmul)
 
 
 # the operators; the named functions and methods are the specs'

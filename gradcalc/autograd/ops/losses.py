@@ -194,7 +194,7 @@ def mse_loss_backward(g: Tensor, x: Tensor, t: Tensor, reduction: str) -> Tensor
     return result(np.asarray(data), node)
 
 
-@spec.op("mse_loss", nodes=(MseLossBackward0,), top_level=False, method=False,
+@spec.op("mse_loss", vmap=spec.rule("mse_loss_rule"), nodes=(MseLossBackward0,), top_level=False, method=False,
          sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.nn.functional.mse_loss(a, b)
                             + L.nn.functional.mse_loss(a, b, reduction="sum")
                             + L.nn.functional.mse_loss(a, b, reduction="none")))
@@ -223,7 +223,7 @@ def mse_loss(
 
 
 # -- l1_loss ---------------------------------------------------------------------------------------------------
-@spec.op("l1_loss", top_level=False, method=False,
+@spec.op("l1_loss", vmap=spec.rule("l1_loss_rule"), top_level=False, method=False,
          sample=spec.Sample(((2, 3), (2, 3)), lambda L, a, b: L.nn.functional.l1_loss(a, b)
                             + L.nn.functional.l1_loss(a, b, reduction="none")))
 def l1_loss(
@@ -338,6 +338,7 @@ def _no_grad_weight(fn: str, name: str, w: Tensor | None) -> None:
 
 
 @spec.op("binary_cross_entropy", nodes=(BinaryCrossEntropyBackward0,), top_level=False, method=False,
+         vmap=spec.rule("binary_cross_entropy_rule"),
          sample=spec.Sample(((2, 3), (2, 3), (2, 3)), lambda L, a, b, w: L.nn.functional.binary_cross_entropy(a, b)
                             + L.nn.functional.binary_cross_entropy(a, b, weight=w.detach(), reduction="sum"),
                             spec.PROBABILITY))
@@ -423,6 +424,7 @@ class BinaryCrossEntropyWithLogitsBackward0(Node):
 
 
 @spec.op("binary_cross_entropy_with_logits", nodes=(BinaryCrossEntropyWithLogitsBackward0,), method=False,
+         vmap=spec.rule("bce_with_logits_rule"),
          sample=spec.Sample(((4,), (4,), (4,)), lambda L, a, t, w: L.nn.functional.binary_cross_entropy_with_logits(
              a, (t + 1.0) / 2.0) + L.nn.functional.binary_cross_entropy_with_logits(
              a, (t + 1.0) / 2.0, pos_weight=w.detach().abs(), reduction="none").sum(), spec.UNIT))

@@ -89,7 +89,7 @@ class AddmmBackward0(Node):
         return (gi, ga, gb)
 
 
-@spec.op("addmm", nodes=(AddmmBackward0,),
+@spec.op("addmm", vmap=spec.rule("addmm_rule"), nodes=(AddmmBackward0,),
          sample=spec.Sample(((3,), (2, 4), (4, 3)), lambda L, b, x, w: L.addmm(b, x, w) + L.addmm(
              b, x, w, beta=0.5, alpha=2.0) + b.addmm(x, w)))
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: float = 1) -> Tensor:  # noqa: A002
@@ -130,7 +130,7 @@ def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta: float = 1, alpha: 
 
 
 # -- linear --------------------------------------------------------------------------------------------------
-@spec.op("linear", top_level=False, method=False,
+@spec.op("linear", vmap=spec.rule("linear_rule"), top_level=False, method=False,
          sample=spec.Sample(((2, 3), (4, 3), (4,)), lambda L, x, w, b: L.nn.functional.linear(x, w, b)
                             + L.nn.functional.linear(x, w).sum() + L.nn.functional.linear(x.unsqueeze(0), w, b)[0]))
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
@@ -266,7 +266,7 @@ def gelu_backward(g: Tensor, x: Tensor, approximate: str) -> Tensor:
     return result(np.asarray(data, dtype=x._data.dtype), node)
 
 
-@spec.op("gelu", nodes=(GeluBackward0,), top_level=False, method=False,
+@spec.op("gelu", vmap=spec.rule("pointwise_unary", "gelu"), nodes=(GeluBackward0,), top_level=False, method=False,
          sample=spec.Sample(((5,),), lambda L, a: L.nn.functional.gelu(a)
                             + L.nn.functional.gelu(a, approximate="tanh")))
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:  # noqa: A002
@@ -316,7 +316,7 @@ class SiluBackward0(Node):
         return (g * s * add_scalar(x * sub(one, s), 1.0),)
 
 
-@spec.op("silu", nodes=(SiluBackward0,), top_level=False, method=False,
+@spec.op("silu", vmap=spec.rule("pointwise_unary", "silu"), nodes=(SiluBackward0,), top_level=False, method=False,
          sample=spec.Sample(((5,),), lambda L, a: L.nn.functional.silu(a)))
 def silu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     """The sigmoid linear unit x·sigmoid(x) (also called swish)."""

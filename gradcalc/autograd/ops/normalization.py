@@ -299,7 +299,7 @@ def _layer_norm_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]
     w, b = given.get("weight"), given.get("bias")
     if w is None and b is None or (pdims.get("weight") is None and pdims.get("bias") is None):
         return bind("layer_norm", x, **given), 0
-    rank = len(batching.shape_of(x)) - 1
+    rank = len(batching.shape_of(x)) - (dims[0] is not None)  # a sample's (the batch comes from the weights)
     out = bind("layer_norm", x, given["normalized_shape"], eps=given.get("eps", 1e-5))
     for name, op in (("weight", "mul"), ("bias", "add")):
         p = given.get(name)

@@ -264,7 +264,7 @@ def _pool_rule(name: str, indices: bool = False) -> spec.BatchRule:
     """The batching rule of a pooling: its batch folded into the pooling's own (a 3-d sample is a batch as it is)."""
 
     def rule(args: tuple, dims: tuple, *rest: Any, **params: Any) -> tuple[Any, Any]:
-        from .. import batching as B  # vmap only: batching.py stays off the start-up path
+        B = spec.RULES  # vmap's batching.py, which hands itself down to the specs when it loads
 
         (x, *more), (d, *_) = args, dims
         x = B.to_front(x, d)

@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from .. import spec
 from ..defaults import default_float
 from ..devices import CPU, check_device
+from ..grad_mode import state
 from ..tensor import Size, Tensor, float32, float64, int64
 from .creation import _size, np_dtype
 
@@ -119,6 +121,8 @@ default_generator = Generator()
 
 def _draw(generator: Any, how: Any) -> Any:
     """`how(numpy_generator)`, under the generator's lock (the default generator when None)."""
+    if state.vmap is not None:  # inside vmap: its levels' randomness= (batching.py)
+        spec.RANDOM_GUARD()
     g = default_generator if generator is None else generator
     if not isinstance(g, Generator):
         raise TypeError(f"generator must be a gradcalc Generator (gradcalc.Generator()), not {type(g).__name__}")

@@ -247,7 +247,7 @@ class ProdBackward1(_ProdNode):
     __slots__ = ()
 
 
-@spec.op("prod", nodes=(ProdBackward0, ProdBackward1),
+@spec.op("prod", vmap=spec.rule("prod_rule"), nodes=(ProdBackward0, ProdBackward1),
          sample=spec.Sample(((3, 4),), lambda L, a: L.prod(a, 1) + L.prod(a) + a.prod(0, keepdim=True).sum(),
                             spec.POSITIVE))
 def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -396,7 +396,7 @@ def _extreme(name: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
     return pair(result(values, node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None))
 
 
-@spec.op("max", nodes=(MaxBackward1, MaxBackward0),
+@spec.op("max", vmap=spec.rule("max_rule"), nodes=(MaxBackward1, MaxBackward0),
          sample=spec.Sample(((3, 4),), lambda L, a: L.max(a, 1)[0] + L.max(a) + a.max(0, keepdim=True).values.sum(),
                             spec.DISTINCT))
 def max(x: Tensor, dim: int | None = None, keepdim: bool = False, *, other: Tensor | None = None) -> Any:  # noqa: A001, E501
@@ -404,7 +404,7 @@ def max(x: Tensor, dim: int | None = None, keepdim: bool = False, *, other: Tens
     return _extreme("max", x, other if other is not None else dim, keepdim)
 
 
-@spec.op("min", nodes=(MinBackward1, MinBackward0),
+@spec.op("min", vmap=spec.rule("min_rule"), nodes=(MinBackward1, MinBackward0),
          sample=spec.Sample(((3, 4),), lambda L, a: L.min(a, 0)[0].sum() + L.min(a) + a.min(1).values.sum(),
                             spec.DISTINCT))
 def min(x: Tensor, dim: int | None = None, keepdim: bool = False, *, other: Tensor | None = None) -> Any:  # noqa: A001, E501
@@ -564,7 +564,7 @@ def _vector_norm(d: np.ndarray, p: float, axis: Any, keepdim: bool) -> np.ndarra
     return scaled * (m if keepdim else np.squeeze(m, axis) if d.ndim else m.reshape(()))
 
 
-@spec.op("norm", nodes=(LinalgVectorNormBackward0,),
+@spec.op("norm", vmap=spec.rule("norm_rule"), nodes=(LinalgVectorNormBackward0,),
          sample=spec.Sample(((3, 4),), lambda L, a: L.norm(a) + L.norm(a, dim=1).sum() + L.norm(a, p=1)
                             + a.norm(p=3, dim=0, keepdim=True).sum() + a.norm(p=float("inf"))))
 def norm(x: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False, dtype: Any = None) -> Tensor:
@@ -674,14 +674,14 @@ def _var(name: str, x: Tensor, dim: Any, unbiased: Any, keepdim: bool, correctio
     return out
 
 
-@spec.op("var", nodes=(VarBackward0,),
+@spec.op("var", vmap=spec.rule("var_rule"), nodes=(VarBackward0,),
          sample=spec.Sample(((3, 4),), lambda L, a: L.var(a, 0, correction=0) + a.var() + a.var(1, keepdim=True).sum()))
 def var(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
     """The variance over all elements, or over `dim`, divided by n - correction (correction 1 by default)."""
     return _var("var", x, dim, unbiased, keepdim, correction)
 
 
-@spec.op("std", nodes=(StdBackward0,),
+@spec.op("std", vmap=spec.rule("std_rule"), nodes=(StdBackward0,),
          sample=spec.Sample(((3, 4),), lambda L, a: L.std(a, 1) + a.std() + a.std(0, correction=0).sum()))
 def std(x: Tensor, dim: Any = None, unbiased: Any = None, keepdim: bool = False, *, correction: Any = None) -> Tensor:
     """The standard deviation: the square root of `var` with the same arguments."""

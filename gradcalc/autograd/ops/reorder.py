@@ -59,7 +59,7 @@ def _full_index(shape: tuple[int, ...], d: int, idx: np.ndarray) -> tuple[np.nda
     return tuple(grids)
 
 
-@spec.op("sort", nodes=(SortBackward0,),
+@spec.op("sort", vmap=spec.rule("sort_rule"), nodes=(SortBackward0,),
          sample=spec.Sample(((3, 4),), lambda L, a: L.sort(a, 1)[0] + a.sort(0, descending=True).values, spec.DISTINCT))
 def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
     """The values of `x` sorted along `dim` and the indices they came from (`(values, indices)`, as
@@ -153,7 +153,7 @@ class DiagonalBackward0_copy(Node):  # noqa: N801 - PyTorch's name (its diag of 
         return (I.index_put_zeros(g, self.index, self.in_shape),)
 
 
-@spec.op("diag", nodes=(DiagEmbedBackward0, DiagonalBackward0_copy),
+@spec.op("diag", vmap=spec.rule("diag_rule"), nodes=(DiagEmbedBackward0, DiagonalBackward0_copy),
          sample=spec.Sample(((3,),), lambda L, a: L.diag(a, 1)[:3, 1:] + L.diag(L.diag(a))
                             + L.diag(L.outer(a, a), -1)[0]))
 def diag(x: Tensor, diagonal: int = 0) -> Tensor:
@@ -215,7 +215,7 @@ class IndexAddBackward0(Node):
         return (gx, gs)
 
 
-@spec.op("index_add", nodes=(IndexAddBackward0,),
+@spec.op("index_add", vmap=spec.rule("index_add_rule"), nodes=(IndexAddBackward0,),
          sample=spec.Sample(((3, 2), (2, 2)), lambda L, a, s: L.index_add(a, 0, L.tensor([2, 2]), s, alpha=0.5)
                             + (a * 1.0).index_add_(0, L.tensor([0, 2]), s)))
 def index_add(x: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha: Any = 1) -> Tensor:

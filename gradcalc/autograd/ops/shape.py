@@ -166,21 +166,21 @@ def unsafe_view(x: Tensor, shape: tuple[int, ...]) -> Tensor:
     return result(x._data.reshape(shape), node)
 
 
-@spec.op("view_as", nodes=(ViewBackward0,), top_level=False,
+@spec.op("view_as", vmap=spec.rule("view_as_rule"), nodes=(ViewBackward0,), top_level=False,
          sample=spec.Sample(((2, 3), (3, 2)), lambda L, a, b: a.view_as(b)))
 def view_as(x: Tensor, other: Tensor) -> Tensor:
     """`x.view(other.shape)`."""
     return view(x, other._data.shape)
 
 
-@spec.op("reshape_as", nodes=(ViewBackward0,), top_level=False,
+@spec.op("reshape_as", vmap=spec.rule("reshape_as_rule"), nodes=(ViewBackward0,), top_level=False,
          sample=spec.Sample(((2, 3), (3, 2)), lambda L, a, b: a.reshape_as(b)))
 def reshape_as(x: Tensor, other: Tensor) -> Tensor:
     """`x.reshape(other.shape)`."""
     return reshape(x, other._data.shape)
 
 
-@spec.op("flatten", nodes=(ViewBackward0,),
+@spec.op("flatten", vmap=spec.rule("flatten_rule"), nodes=(ViewBackward0,),
          sample=spec.Sample(((2, 3, 2),), lambda L, a: L.flatten(a, 1) + L.flatten(a).view(2, 6)))
 def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Dimensions `start_dim` to `end_dim` (inclusive) merged into one."""
@@ -316,7 +316,7 @@ class TransposeBackward0(Node):
         return (transpose(g, d0, d1) if _is_tensor(g) else np.swapaxes(g, d0, d1),)
 
 
-@spec.op("transpose", aliases=("swapaxes", "swapdims"), nodes=(TransposeBackward0,),
+@spec.op("transpose", vmap=spec.rule("transpose_rule"), aliases=("swapaxes", "swapdims"), nodes=(TransposeBackward0,),
          sample=spec.Sample(((2, 3, 4),), lambda L, a: L.transpose(a, 0, 2) + L.swapaxes(a, 2, 0) + a.swapdims(0, -1)))
 def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     """Swap two dimensions (a view)."""
@@ -342,7 +342,8 @@ class TBackward0(Node):
         return (t(g) if _is_tensor(g) else g.T,)
 
 
-@spec.op("t", nodes=(TBackward0,), sample=spec.Sample(((2, 3),), lambda L, a: L.t(a) + a[:, 0].t()))
+@spec.op("t", nodes=(TBackward0,),
+         vmap=spec.rule("t_rule"), sample=spec.Sample(((2, 3),), lambda L, a: L.t(a) + a[:, 0].t()))
 def t(x: Tensor) -> Tensor:
     """The transpose of a matrix; a vector or a 0-d tensor comes back as it is (still a new view)."""
     if x._data.ndim > 2:
@@ -372,7 +373,7 @@ class PermuteBackward0(Node):
         return (permute(g, inverse) if _is_tensor(g) else np.transpose(g, inverse),)
 
 
-@spec.op("permute", nodes=(PermuteBackward0,),
+@spec.op("permute", vmap=spec.rule("permute_rule"), nodes=(PermuteBackward0,),
          sample=spec.Sample(((2, 3, 4),), lambda L, a: L.permute(a, (2, 0, 1)) + a.permute(2, 0, 1)))
 def permute(x: Tensor, *dims: Any) -> Tensor:
     """Reorder the dimensions (a view)."""
@@ -465,7 +466,7 @@ def select_backward(g: Tensor, shape: tuple[int, ...], dim: int, index: int) -> 
     return result(out, node)
 
 
-@spec.op("select", nodes=(SelectBackward0,),
+@spec.op("select", vmap=spec.rule("select_rule"), nodes=(SelectBackward0,),
          sample=spec.Sample(((2, 3),), lambda L, a: L.select(a, 1, 2) + a.select(0, -1)[:2]))
 def select(x: Tensor, dim: int, index: int) -> Tensor:
     """The slice at `index` along `dim`, that dimension removed (a view)."""
@@ -547,7 +548,7 @@ def slice_dim(x: Tensor, dim: int, start: int, stop: int, step: int = 1) -> Tens
     return _view(x._data[(_ALL,) * d + (slice(start, stop, step),)], x, node)
 
 
-@spec.op("narrow", nodes=(SliceBackward0,),
+@spec.op("narrow", vmap=spec.rule("narrow_rule"), nodes=(SliceBackward0,),
          sample=spec.Sample(((4, 3),), lambda L, a: L.narrow(a, 0, 1, 2) + a.narrow(-2, -3, 2)))
 def narrow(x: Tensor, dim: int, start: int, length: int) -> Tensor:
     """`length` elements of `dim` from `start` (a view)."""

@@ -214,11 +214,15 @@ def loss_rule(name: str, names: tuple[str, ...]) -> spec.BatchRule:
             if given.pop(legacy, None) is not None:
                 raise NotImplementedError(f"vmap: {name} with {legacy}= (deprecated): say reduction= instead")
         reduction = given.pop("reduction", "mean")
+        weight = given.pop("weight", None)
+        dw = dims[2 + names.index("weight")] if "weight" in names and len(dims) > 2 + names.index("weight") else None
         (x, t), (dx, dt) = args[:2], dims[:2]
         rank = max(batching.ndim(x) - (dx is not None), batching.ndim(t) - (dt is not None))
         x = x if dx is None else batching.pad(batching.to_front(x, dx), rank)
         t = t if dt is None else batching.pad(batching.to_front(t, dt), rank)
         out = bind(name, x, t, reduction="none", **given)
+        if weight is not None:  # each element weighted, as the loss does it ('none', times the weight)
+            out = bind("mul", out, weight if dw is None else batching.pad(batching.to_front(weight, dw), rank))
         if reduction == "none" or not rank:
             return out, 0
         sample = tuple(range(1, rank + 1))

@@ -212,14 +212,14 @@ def _softmax(x: Tensor, dim: Any, dtype: Any, log: bool) -> Tensor:
     return out
 
 
-@spec.op("softmax", nodes=(SoftmaxBackward0,),
+@spec.op("softmax", vmap=spec.rule("softmax_rule"), nodes=(SoftmaxBackward0,),
          sample=spec.Sample(((3, 4),), lambda L, a: L.softmax(a, 0) + a.softmax(-1)))
 def softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """exp(x) / sum(exp(x)) along `dim`."""
     return _softmax(x, dim, dtype, log=False)
 
 
-@spec.op("log_softmax", nodes=(LogSoftmaxBackward0,),
+@spec.op("log_softmax", vmap=spec.rule("log_softmax_rule"), nodes=(LogSoftmaxBackward0,),
          sample=spec.Sample(((3, 4),), lambda L, a: L.log_softmax(a, 1) + a.log_softmax(0)))
 def log_softmax(x: Tensor, dim: int, dtype: Any = None) -> Tensor:
     """log(softmax(x)) along `dim`, computed stably."""

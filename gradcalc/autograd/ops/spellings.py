@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import spec
 from ..tensor import DType, Tensor
 from . import basic, creation
 
@@ -111,6 +112,7 @@ NO_ALIASES = frozenset({"norm"})
 def _parameter_names(fn: Callable[..., Any]) -> tuple[str, ...]:
     """The names `fn` takes by keyword: read from its code object (`inspect.signature` for all ops at import
     would cost start-up a few milliseconds), else from its signature."""
+    fn = inspect.unwrap(fn)  # a function made dispatching for vmap (spec.dispatching) takes what it wraps takes
     code = getattr(fn, "__code__", None)
     if code is not None and not hasattr(fn, "__wrapped__"):
         return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
@@ -133,18 +135,43 @@ def with_aliases(fn: Callable[..., Any]) -> Callable[..., Any]:
     Its signature (for `inspect`, and the language's `:help`) stays `fn`'s."""
     params = _parameter_names(fn)
 
+    def spell(kwargs: dict) -> None:
+        for alias, name in ALIASES.items():
+            if alias in kwargs and alias not in params:
+                if name in kwargs:
+                    raise TypeError(f"{fn.__name__}() got multiple values for argument '{name}' (given as "
+                                    f"'{name}' and '{alias}')")
+                kwargs[name] = kwargs.pop(alias)
+
+    op, raw = getattr(fn, "dispatch_op", None), spec.raw_of(fn)
+    if op is not None and raw is not fn:  # a function spec.dispatching made: one wrapper does both (one frame)
+        vmap_open = spec.VMAP
+
+        @functools.wraps(fn)
+        def dispatched(*args: Any, **kwargs: Any) -> Any:
+            if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+                spell(kwargs)
+            if vmap_open[0]:
+                return spec.DISPATCH(op, args, kwargs)
+            return raw(*args, **kwargs)
+
+        dispatched.dispatch_op = op  # type: ignore[attr-defined]
+        return dispatched
+
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
         if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
-            for alias, name in ALIASES.items():
-                if alias in kwargs and alias not in params:
-                    if name in kwargs:
-                        raise TypeError(f"{fn.__name__}() got multiple values for argument '{name}' (given as "
-                                        f"'{name}' and '{alias}')")
-                    kwargs[name] = kwargs.pop(alias)
+            spell(kwargs)
         return fn(*args, **kwargs)
 
     return call
+
+
+def wrapper_codes() -> set[Any]:
+    """The code objects of the wrappers `with_aliases` makes (frames a warning's stacklevel skips)."""
+    plain = with_aliases(lambda dim=None: dim)
+    both = with_aliases(spec.dispatching(spec.Dispatched("", lambda dim=None: dim), lambda dim=None: dim))
+    return {plain.__code__, both.__code__}
 
 
 def _is_floating_point(x: Tensor) -> bool:

@@ -205,7 +205,7 @@ def expand(x: Tensor, *shape: Any) -> Tensor:
     return _view(data, x, node)
 
 
-@spec.op("expand_as", nodes=(ExpandBackward0,), top_level=False,
+@spec.op("expand_as", vmap=spec.rule("expand_as_rule"), nodes=(ExpandBackward0,), top_level=False,
          sample=spec.Sample(((3, 1), (2, 3, 4)), lambda L, a, b: a.expand_as(b)))
 def expand_as(x: Tensor, other: Tensor) -> Tensor:
     """`x.expand(other.shape)`."""

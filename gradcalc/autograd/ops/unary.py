@@ -204,6 +204,8 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
         if type(x) is not Tensor:
             if isinstance(x, np.ndarray | np.generic):  # a bare array, inside a backward formula: compute
                 return forward(x)
+            if isinstance(x, Tensor):  # a batched tensor (vmap): its batching rule
+                return spec.DISPATCH(spec.OPS[name], (x,), {})
             raise TypeError(f"{name}() takes a tensor, not {type(x).__name__}: wrap it in tensor(...)")
         # (no local name for x._data: a temporary's array is told by who else holds it)
         if x._data.dtype.kind != "f":  # bool and integers: PyTorch's dtype rules, not NumPy's

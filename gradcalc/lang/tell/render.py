@@ -169,15 +169,22 @@ RENDER: dict[str, Callable[[Any], str]] = {"torch": torch_repr, "plain": plain, 
 RENDER_PRINT: dict[str, Callable[[Any], str]] = {"torch": torch_str, "plain": plain, "json": to_json}
 
 
+def _batched(value: object) -> bool:
+    """A tensor inside func.vmap, which stands for one sample while it holds the batch: it prints as PyTorch
+    prints one (`BatchedTensor(lvl=1, bdim=0, value=...)`) in every format, its values being the batch's."""
+    Tensor = _engine()[0]
+    return isinstance(value, Tensor) and type(value) is not Tensor
+
+
 def render(value: Any, fmt: str) -> str:
     """What an expression statement prints for `value`."""
-    return RENDER[fmt](value)
+    return repr(value) if _batched(value) else RENDER[fmt](value)
 
 
 def render_print(values: list[Any], fmt: str) -> str:
     """What `print a, b` prints: the arguments separated by spaces (json: one object per line)."""
     sep = "\n" if fmt == "json" else " "
-    return sep.join(RENDER_PRINT[fmt](v) for v in values)
+    return sep.join(repr(v) if _batched(v) else RENDER_PRINT[fmt](v) for v in values)
 
 
 __all__ = [

@@ -37,7 +37,7 @@ from .builtins import (
 )
 from .convert import describe
 from .engine import ENGINE as _T
-from .functions import BoundMethod
+from .functions import BoundMethod, invoke_method
 from .namespace import Namespace
 from .surfaces import surface_of
 
@@ -123,7 +123,13 @@ def _located(exc: GradcalcError, loc: Loc) -> GradcalcError:
 
 def other_attribute(o: object, name: str, loc: Loc) -> object:
     """Attributes of values that are not tensors (and unknown tensor attributes)."""
-    if type(o) is _T.Tensor:
+    if type(o) is not _T.Tensor and isinstance(o, _T.Tensor):  # a batched tensor, inside func.vmap: a tensor
+        engine_name = ATTRIBUTES.get(name)
+        if engine_name is not None:
+            return getattr(o, engine_name)
+        if name == "grad":
+            return o.grad
+    if isinstance(o, _T.Tensor):
         b = METHODS.get(name)
         if b is not None:
             return BoundMethod(o, b)
@@ -154,7 +160,9 @@ def other_attribute(o: object, name: str, loc: Loc) -> object:
 
 def other_method(o: object, name: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc) -> object:
     """Methods of values that are not tensors, and the message when there is none."""
-    if type(o) is _T.Tensor:
+    if type(o) is not _T.Tensor and isinstance(o, _T.Tensor) and name in METHODS:  # batched, inside func.vmap
+        return invoke_method(METHODS[name], o, args, kwargs)
+    if isinstance(o, _T.Tensor):
         if name in TENSOR_HOOK_METHODS:
             from . import hooks  # (hooks load when a program registers one, not on a cold start)
 

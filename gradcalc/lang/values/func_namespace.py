@@ -160,14 +160,64 @@ def hessian(func: Callable[..., Any], argnums: Any = 0) -> Transformed:
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
          chunk_size: Any = None) -> Transformed:
     """func mapped over dimension in_dims of its arguments (a whole number for all, or a tuple with one entry
-    per argument, none for one not mapped); the results are stacked along out_dims: func.vmap(f)(xs).
-    gradcalc calls f once per index and stacks the results (the same values as PyTorch's batching)."""
+    per argument, none for one not mapped); the results get the mapped dimension at out_dims: func.vmap(f)(xs).
+    f runs once, on tensors that stand for one sample each while they carry the whole batch, as PyTorch's vmap;
+    randomness="different" or "same" lets f draw random numbers; chunk_size maps that many samples at a time."""
     label = "func.vmap"
     f = as_function(func, label)
     size = None if chunk_size is None else whole(chunk_size, "chunk_size")
-    made = call_engine(label, _engine().vmap, checked(f, label, "tensors"), _dims(in_dims, label, "in_dims"),
-                       _dims(out_dims, label, "out_dims"), randomness, chunk_size=size)
-    return Transformed(f"{label}({function_name(f)})", made)
+    if not isinstance(randomness, str) or randomness not in ("error", "different", "same"):
+        raise GradcalcError(f'{label}: randomness must be "error", "different" or "same", not {describe(randomness)}')
+    dims = _dims(in_dims, label, "in_dims")
+    made = call_engine(label, _engine().vmap, checked(f, label, "tensors"), dims, _dims(out_dims, label, "out_dims"),
+                       randomness, chunk_size=size)
+    name = f"{label}({function_name(f)})"
+
+    def mapped(*args: object, **kwargs: object) -> object:
+        _check_mapped(name, dims, args)
+        return made(*args, **kwargs)
+
+    return Transformed(name, mapped)
+
+
+def _leaves(value: object) -> list[object]:
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in _leaves(v)]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    return [value]
+
+
+def _check_mapped(name: str, dims: object, args: tuple[object, ...]) -> None:
+    """The arguments of a mapped function against in_dims, in the language's words (the engine says PyTorch's)."""
+    if isinstance(dims, (tuple, list)):
+        if len(dims) != len(args):
+            raise GradcalcError(f"{name}: in_dims has {len(dims)} entries but the function was called with "
+                                f"{len(args)} argument(s); give one per argument (none: not mapped)")
+        pairs = [(leaf, d) for a, d in zip(args, dims, strict=True) for leaf in _leaves(a)
+                 if not isinstance(d, (tuple, list))]
+    else:
+        pairs = [(leaf, dims) for a in args for leaf in _leaves(a)]
+    size = where = None
+    for k, (leaf, d) in enumerate(pairs):
+        if d is None:
+            continue
+        if not isinstance(leaf, Tensor):
+            raise GradcalcError(f"{name}: in_dims maps input {k} over dimension {d}, but it is {describe(leaf)}, not "
+                                "a tensor; give none for it in in_dims")
+        nd = leaf.dim()
+        if not -nd <= d < nd:
+            raise GradcalcError(f"{name}: in_dims maps input {k} over dimension {d}, but it has only {nd} "
+                                "dimension(s)")
+        n = leaf.shape[d]
+        if size is None:
+            size, where = n, k
+        elif n != size:
+            raise GradcalcError(f"{name}: the mapped dimensions have different sizes: input {where} has {size}, "
+                                f"input {k} has {n}; they must all be the same (the batch size)")
+    if size is None:
+        raise GradcalcError(f"{name}: no input is mapped (in_dims is none for all of them, or there are no tensor "
+                            "arguments); map at least one")
 
 
 MEMBERS: dict[str, Callable[..., Any]] = {
