@@ -139,6 +139,8 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     if type(data) is not np.ndarray:
         data = np.asarray(data)
     if not (a._requires_grad and state.grad_enabled):
+        if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
+            return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
         return Tensor._make(data, False, None)
