@@ -6,8 +6,8 @@ node to the tensor it produced), yet each node and each tuple of its edges is an
 tracks. CPython (3.11 to 3.13) runs a full collection, which walks every tracked object of the process, each
 time the objects promoted into the oldest generation since the last one reach a quarter of those that one
 kept: a graph that grows is walked again at every quarter of growth, about five times over in all. In the deep
-chain of bench/engine.py (10^5 steps on 100-vectors, 3·10^5 nodes) that was half the time of the forward pass,
-and a fifth of the scalar chain's.
+chain of bench/engine.py (10^5 steps on 100-vectors, 3·10^5 nodes) and in its scalar chain, that was about half
+the time of the forward pass.
 
 So, after a young collection during which the engine made many nodes (`MADE_AT` or more: most of what
 survived is graph), the young generations are moved to the oldest one at once (gc.freeze, then gc.unfreeze,
@@ -20,7 +20,8 @@ generation's size of it, instead of a quarter.
 
 Nothing else changes: `gc.collect()` collects everything as before, nothing stays frozen, no collection is
 added, and nothing is done while the collector is disabled (no collection runs then) or when the process froze
-objects of its own (unfreezing would release them). The hook is one call per collection.
+objects of its own (unfreezing would release them). The hook is one call per collection; while it moves
+objects, it counts the old generation once after each full collection (`gc.get_objects(2)`).
 """
 
 from __future__ import annotations
@@ -34,18 +35,20 @@ from .counters import SEQ
 # 700 net allocations of tracked objects (CPython's default threshold), a node is two or three of them.
 MADE_AT = 100
 OBJECTS_PER_NODE = 2  # a node and the tuple of its edges (their saved tensors are extra)
+SKIP = 1000  # young collections to let pass before looking again whether the process still has frozen objects
 FLOOR = 100_000  # objects moved between two full collections, at least (before the first one: at import, ~30,000 exist)
 
 
 class _Budget:
     """What the hook remembers between collections."""
 
-    __slots__ = ("seq", "moved", "kept")
+    __slots__ = ("seq", "moved", "kept", "skip")
 
     def __init__(self) -> None:
         self.seq = 0  # SEQ at the last collection
         self.moved = 0  # objects moved (counted as nodes × OBJECTS_PER_NODE) since the last full collection
         self.kept: int | None = FLOOR  # objects the last full collection kept, at least FLOOR (None: not counted yet)
+        self.skip = 0  # young collections left before looking at the frozen objects again
 
 
 BUDGET = _Budget()
@@ -63,7 +66,13 @@ def after_collection(phase: str, info: dict[str, Any]) -> None:
         budget.moved, budget.kept = 0, None
         return
     # (after a young collection only: one of the middle generation has just counted its survivors as promoted)
-    if info["generation"] == 0 and made >= MADE_AT and not gc.get_freeze_count():
+    if info["generation"] == 0 and made >= MADE_AT:
+        if budget.skip:
+            budget.skip -= 1
+            return
+        if gc.get_freeze_count():  # the process froze objects: leave them (counting them walks them: look again later)
+            budget.skip = SKIP
+            return
         if budget.kept is None:  # one pass over the old objects, once per full collection, by a process that records
             budget.kept = max(FLOOR, len(gc.get_objects(2)))
         if budget.moved < budget.kept:

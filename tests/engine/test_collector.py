@@ -17,12 +17,12 @@ from gradcalc.autograd import collector
 def _quiet_collector() -> Iterator[None]:
     """No automatic collection inside (the test runs the collections it means), and the budget restored after."""
     enabled = gc.isenabled()
-    saved = (collector.BUDGET.seq, collector.BUDGET.moved, collector.BUDGET.kept)
+    saved = (collector.BUDGET.seq, collector.BUDGET.moved, collector.BUDGET.kept, collector.BUDGET.skip)
     gc.disable()
     try:
         yield
     finally:
-        collector.BUDGET.seq, collector.BUDGET.moved, collector.BUDGET.kept = saved
+        collector.BUDGET.seq, collector.BUDGET.moved, collector.BUDGET.kept, collector.BUDGET.skip = saved
         if enabled:
             gc.enable()
 
@@ -84,6 +84,8 @@ def test_nothing_moves_beyond_the_budget() -> None:
 
 def test_objects_the_process_froze_stay_frozen() -> None:
     with _quiet_collector():
+        gc.collect(0)
+        collector.BUDGET.skip = 0
         gc.freeze()
         try:
             frozen = gc.get_freeze_count()
@@ -93,8 +95,13 @@ def test_objects_the_process_froze_stay_frozen() -> None:
             gc.collect(0)
             assert gc.get_freeze_count() == frozen
             assert _in_generation(y.grad_fn, 1)
+            assert collector.BUDGET.skip == collector.SKIP  # (counting frozen objects walks them: not every time)
         finally:
             gc.unfreeze()
+        collector.BUDGET.skip = 0  # once the process has unfrozen them, the hook moves graphs again
+        y = _chain(3 * collector.MADE_AT, y)
+        gc.collect(0)
+        assert _in_generation(y.grad_fn, 2)
 
 
 def test_cyclic_garbage_moved_with_a_graph_is_still_collected() -> None:
