@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import forward_ad, functional, graph
+from . import collector, forward_ad, functional, graph
 from .differentiate import backward, grad
 from .function import Function, FunctionCtx
 from .grad_mode import (
@@ -30,6 +30,10 @@ from .tensor import Tensor
 # PyTorch computes inf and nan silently; NumPy warns. `np.errstate` around each operation would cost
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
+
+# While many nodes are recorded, young survivors of a collection go straight to the oldest generation, so that a
+# growing graph does not bring on full collections, each of which walks all of it (collector.py)
+collector.install()
 
 __all__ = [
     "Function", "FunctionCtx", "Node", "Tensor", "backward", "detect_anomaly", "enable_grad", "forward_ad",

@@ -117,8 +117,9 @@ def grad(
         create_graph = _flag(create_graph, "create_graph", "grad")
         allow_unused = _flag(allow_unused, "allow_unused", "grad")
         materialize_grads = _flag(materialize_grads, "materialize_grads", "grad")
-    outs = _as_list(outputs)
-    ins = _as_list(inputs)
+    # a tensor each, the commonest call (a second derivative makes two): its lists without _as_list's calls
+    outs = [outputs] if type(outputs) is Tensor else _as_list(outputs)
+    ins = [inputs] if type(inputs) is Tensor else _as_list(inputs)
     if not ins:
         raise RuntimeError("grad: inputs is empty; name the tensors to differentiate with respect to")
     grads = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)

@@ -16,7 +16,7 @@ from .. import spec
 from ..node import NOTHING, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
-from .binary import _Binary, _binary, _shape, integral_promoted, mul_scalar, plus, scaled, sub_scalar
+from .binary import _Binary, _binary, _binary_number, _shape, integral_promoted, mul_scalar, plus, scaled, sub_scalar
 from .core import binary_operands, broadcast_error, needs, record, result
 from .elementwise import where
 from .unary import log, reciprocal
@@ -54,7 +54,7 @@ def add(a: Any, b: Any) -> Tensor:
         if type(a) is Tensor:  # the commonest operands first, without binary_operands
             ad = a._data if a._data.ndim else a._data[()]
             if type(b) is float:
-                return _binary(AddBackward0, a, b, ad + b, None, None)
+                return _binary_number(AddBackward0, a, b, ad + b, None, None)
             if type(b) is Tensor and a._data.dtype is b._data.dtype:
                 return _binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
         ad, bd = binary_operands(a, b)
@@ -275,7 +275,7 @@ class MulBackward0(_Binary):
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
-        return _binary(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
+        return _binary_number(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
     if type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype:  # binary_operands' work
         try:
             data = (a._data if a._data.ndim else a._data[()]) * (b._data if b._data.ndim else b._data[()])
@@ -442,7 +442,7 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
-        return _binary(PowBackward0, a, b, (a._data if a._data.ndim else a._data[()]) ** b, (a,), b)
+        return _binary_number(PowBackward0, a, b, (a._data if a._data.ndim else a._data[()]) ** b, (a,), b)
     ad, bd = binary_operands(a, b)
     try:
         data = ad**bd

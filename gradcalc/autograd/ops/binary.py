@@ -149,6 +149,56 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     return t
 
 
+def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, save: tuple | None, other: Any) -> Tensor:
+    """`_binary` for a tensor `a` and a Python number `b` (`type(b)` float or int, checked by the caller), with
+    `save` None, NOTHING or `(a,)`: the commonest operands of all (`x * 0.999`, `x ** 3`, the formulas'
+    `mul_scalar`). A fast path: every test `_binary` makes on `b` is known here, and a chain of small operations
+    spends a good part of each operation in them. node.make_node is the reference, slot by slot, and
+    tests/engine/test_node_constructor.py's number cases check every slot this writes."""
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)
+    if not (a._requires_grad and state.grad_enabled):
+        if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
+            return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
+        if grad_mode.forward_seen:
+            return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
+        return Tensor._make(data, False, None)
+    node = _new(cls)
+    na = a.grad_fn or a._accumulator or a._accumulate_node()
+    if cls.number_edge:
+        node._next = (na, None)
+        node._nrs = (a._output_nr, 0) if a._output_nr else None
+    else:
+        node._next = (na,)
+        node._nrs = (a._output_nr,) if a._output_nr else None
+    node._extras = None
+    node._seq = SEQ[0] = SEQ[0] + 1  # the creation number (node.SEQ)
+    node.shapes = None  # a number broadcasts nothing
+    node.other = other
+    node._versions = None
+    node._saved = save
+    if save is not None and save is not NOTHING and (a._vc is not None or a._inference):  # save is (a,) here
+        node.save(*save)  # the checked path: versions to remember, or an inference tensor to refuse
+    if STAMP.on:  # as in _binary
+        if STAMP.simple:
+            node._trace = STAMP.origin
+        else:
+            STAMP.stamp(node)
+    if grad_mode.forward_seen:
+        return forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
+    t = _new(Tensor)  # Tensor._make inlined, as in _binary
+    t._data = data
+    t._requires_grad = True
+    t._grad = None
+    t.grad_fn = node
+    t._output_nr = 0
+    t._vc = None
+    t._accumulator = None
+    t._retains_grad = False
+    t._inference = grad_mode.inference_seen and state.inference
+    return t
+
+
 # -- the Scalar overloads backward formulas record ----------------------------------------------------------
 @spec.node(
     formula={"self": "grad"},
@@ -168,6 +218,8 @@ def add_scalar(a: Any, s: float) -> Any:
     """`a + s` inside a backward formula: recorded as AddBackward1, as PyTorch records it there."""
     if type(a) is not Tensor:
         return a + s
+    if type(s) is float or type(s) is int:
+        return _binary_number(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
     return _binary(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
 
 
@@ -189,6 +241,8 @@ def sub_scalar(a: Any, s: float) -> Any:
     """`a - s` inside a backward formula: recorded as SubBackward1, as PyTorch records it there."""
     if type(a) is not Tensor:
         return a - s
+    if type(s) is float or type(s) is int:
+        return _binary_number(SubBackward1, a, s, (a._data if a._data.ndim else a._data[()]) - s, None, None)
     return _binary(SubBackward1, a, s, (a._data if a._data.ndim else a._data[()]) - s, None, None)
 
 
@@ -212,6 +266,8 @@ def mul_scalar(a: Any, s: float) -> Any:
     """`a * s` inside a backward formula: recorded as MulBackward1, as PyTorch records it there."""
     if type(a) is not Tensor:
         return a * s
+    if type(s) is float or type(s) is int:
+        return _binary_number(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
     return _binary(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
 
 
