@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcalc.export.registry import translates
+
 from .. import ast as A
 from ..ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
 from ..builtins import describe
@@ -58,6 +60,16 @@ def compile_if(c: Compiler, st: If) -> Closure:
         return None
 
     return run
+
+
+@translates(If)
+def translate_if(t: Any, st: If) -> None:
+    for k, branch in enumerate(st.branches):
+        t.line(f"{'elif' if k else 'if'} {t.value(branch.cond)}:")
+        t.block(branch.body)
+    if st.orelse:
+        t.line("else:")
+        t.block(st.orelse)
 
 
 @statement("for_stmt")  # for_stmt: FOR NAME ("," NAME)* IN testlist ":" suite
@@ -115,6 +127,12 @@ def compile_for(c: Compiler, st: For) -> Closure:
     return run
 
 
+@translates(For)
+def translate_for(t: Any, st: For) -> None:
+    t.line(f"for {', '.join(t.name(n) for n in st.names)} in {t.iterable(st.iterable)}:")
+    t.block(st.body)
+
+
 @statement("while_stmt")  # while_stmt: WHILE test ":" suite
 class While(Stmt):
     loc: Loc
@@ -141,6 +159,12 @@ def compile_while(c: Compiler, st: While) -> Closure:
         return None
 
     return run
+
+
+@translates(While)
+def translate_while(t: Any, st: While) -> None:
+    t.line(f"while {t.value(st.cond)}:")
+    t.block(st.body)
 
 
 @statement("break_stmt")  # BREAK -> break_stmt
@@ -191,3 +215,23 @@ def compile_return(c: Compiler, st: Return) -> Closure:
         return RETURN
 
     return run
+
+
+@translates(Break)
+def translate_break(t: Any, st: Break) -> None:
+    t.line("break")
+
+
+@translates(Continue)
+def translate_continue(t: Any, st: Continue) -> None:
+    t.line("continue")
+
+
+@translates(Pass)
+def translate_pass(t: Any, st: Pass) -> None:
+    t.line("pass")
+
+
+@translates(Return)
+def translate_return(t: Any, st: Return) -> None:
+    t.line("return" if st.value is None else f"return {t.value(st.value)}")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcalc.export.registry import translates
+
 from .. import ast as A
 from ..ast import Stmt, start_of, statement, token_loc
 from ..builtins import METHODS, Builtin, describe
@@ -72,6 +74,32 @@ def compile_explain(c: Compiler, st: Explain) -> Closure:
     if kind == "method":
         return _compile_method_backward(c, target)
     return _compile_dot_grad(c, target)
+
+
+@translates(Explain)
+def translate_explain(t: Any, st: Explain) -> None:
+    """`explain backward y` is the backward it runs, `explain grad(...)` the call it shows, each under a comment;
+    `explain T.grad` and `explain` alone are comments (the script tells nothing)."""
+    from .autograd import translate_backward
+
+    target = st.target
+    while isinstance(target, A.TupleExpr) and target.parens and len(target.items) == 1:
+        target = target.items[0]
+    text = t.text(st)
+    if target is None:
+        t.comment(f"{text}: gradcalc tells the last error in full here")
+        return
+    kind = None if isinstance(target, Backward) else _kind(target)
+    if kind == "dotgrad":
+        t.comment(f"{text}: gradcalc says here why this .grad is what it is")
+        return
+    t.comment(f"{text}: gradcalc narrates this backward pass step by step")
+    if isinstance(target, Backward):
+        translate_backward(t, target)
+    elif kind == "grad":
+        t.show(target)
+    else:
+        t.line(t.value(target))
 
 
 # -- explain backward y [flags] ---------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcalc.export.registry import translates
+
 from .. import ast as A
 from ..ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
 from ..compiler import VALUE, Compiler, compiles
@@ -69,6 +71,16 @@ def compile_def(c: Compiler, st: Def) -> Closure:
     return run
 
 
+@translates(Def)
+def translate_def(t: Any, st: Def) -> None:
+    """`def f(a, b=2):` is Python's (a default is a value: `b=torch.tensor(2.)`); a name the body changes with
+    `+=` that is not its own is declared `global` (or `nonlocal`), as the language finds it outside."""
+    params = ", ".join(t.name(p.name) if p.default is None else f"{t.name(p.name)}={t.value(p.default)}"
+                       for p in st.params)
+    t.line(f"def {t.name(st.name)}({params}):")
+    t.function_body({p.name for p in st.params}, st.body)
+
+
 @statement("save_stmt")  # save_stmt: SAVE exprlist  (only in a function's forward block)
 class Save(Stmt):
     loc: Loc
@@ -95,6 +107,12 @@ def compile_save(c: Compiler, st: Save) -> Closure:
         f.saved.extend((name, fn(f)) for name, fn in names)
 
     return run
+
+
+@translates(Save)
+def translate_save(t: Any, st: Save) -> None:
+    """`save a, b` is `ctx.save_for_backward(a, b)` (with what earlier `save`s of the block saved)."""
+    t.save([n.id for n in st.exprs])
 
 
 @rule("forward_block")  # forward_block: FORWARD ":" suite
@@ -212,3 +230,11 @@ def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
         f.vars[fname] = CustomFunction(fname, make_function(fname, forward_fn, backward_fn))
 
     return run
+
+
+@translates(FunctionDef)
+def translate_function_def(t: Any, st: FunctionDef) -> None:
+    """`function f(x): forward: ... backward(g): ...` is a `torch.autograd.Function` subclass with static
+    `forward(ctx, x)` and `backward(ctx, g)` (the saved names unpacked from `ctx.saved_tensors`), and `f` its
+    `apply`."""
+    t.custom_function(st.name, st.params, st.forward, st.grad_params, st.backward)

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcalc.export.registry import translates
+
 from ..ast import Stmt, start_of, statement, token_loc
 from ..compiler import VALUE, Compiler, compiles
 from ..errors import Loc, SyntaxProblem
 from ..runtime import Closure, Frame
 
-COMMANDS = ("help", "vars", "reset", "load", "quit")
+COMMANDS = ("help", "vars", "reset", "load", "quit", "export")
 
 
 @statement("expr_stmt")  # expr_stmt: testlist
@@ -38,6 +40,12 @@ def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
     return run
 
 
+@translates(ExprStmt)
+def translate_expr_stmt(t: Any, st: ExprStmt) -> None:
+    """`y` prints y as gradcalc does (the script's `_show`), and y becomes `_`/`ans`."""
+    t.show(st.expr)
+
+
 @statement("print_stmt")  # print_stmt: PRINT [exprlist]
 class Print(Stmt):
     loc: Loc
@@ -64,6 +72,12 @@ def compile_print(c: Compiler, st: Print) -> Closure:
     return run
 
 
+@translates(Print)
+def translate_print(t: Any, st: Print) -> None:
+    """`print a, b` is the script's `_print(a, b)`: strings as they are, values as gradcalc shows them."""
+    t.print_values(st.args)
+
+
 @statement("command")  # COMMAND -> command: `:help [topic]`, `:vars`, `:reset`, `:load FILE`, `:quit`
 class Command(Stmt):
     loc: Loc
@@ -88,3 +102,24 @@ def compile_command(c: Compiler, st: Command) -> Closure:
         host.command(name, arg)
 
     return run
+
+
+# What a command does, for the comment that stands for it in an exported script
+COMMAND_NOTES = {
+    "help": "gradcalc's help (nothing runs)",
+    "vars": "gradcalc shows the workspace as a table here",
+    "export": "gradcalc exported the session here",
+}
+
+
+@translates(Command)
+def translate_command(t: Any, st: Command) -> None:
+    """`:quit` ends the script; `:load FILE` is FILE's statements, written in its place; the others are comments."""
+    if st.name == "quit":
+        t.line("raise SystemExit  # :quit")
+    elif st.name == "load":
+        t.load(st.arg)
+    elif st.name == "reset":
+        t.reset()
+    else:
+        t.comment(f":{st.name} {st.arg}".rstrip() + f": {COMMAND_NOTES[st.name]}")

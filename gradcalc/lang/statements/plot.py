@@ -6,6 +6,8 @@ import math
 import warnings
 from typing import Any
 
+from gradcalc.export.registry import translates
+
 from .. import ast as A
 from ..ast import Stmt, start_of, statement, token_loc
 from ..compiler import ARG, VALUE, Compiler, compiles
@@ -120,6 +122,13 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
             warnings.warn(message, UserWarning, stacklevel=1)
 
     return run
+
+
+@translates(Plot)
+def translate_plot(t: Any, st: Plot) -> None:
+    """A comment: the script draws nothing (matplotlib would, from the same functions)."""
+    where = "into that file" if st.path is not None else ""
+    t.comment(f"{t.text(st)}: gradcalc plots here{' ' + where if where else ''}")
 
 
 PROPAGATE = (Interrupted, KeyboardInterrupt)
