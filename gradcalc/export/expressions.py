@@ -43,13 +43,16 @@ VALUE, OPERAND, ARG, INDEX, LIST_ITEM = range(5)
 OR, AND, NOT, COMPARE, SUM, PRODUCT, UNARY, POWER, POSTFIX, ATOM = range(1, 11)
 _LEVEL = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "//": PRODUCT, "%": PRODUCT, "@": PRODUCT}
 
-# Names the script itself uses, and Python's built-ins (the language has none of them but those it names
-# itself): a user's variable of such a name is renamed (`int` -> `int_`), and so is a name the language does
-# not know (`format` is an error in gradcalc, and must be one in the script)
+# Names the script itself uses: a user's variable of such a name is renamed (`int` -> `int_`)
 HELPERS = ("_show", "_print", "_repr")
 OWN_NAMES = frozenset(
-    {"torch", "ctx", *HELPERS, *(ns.label for ns in PREDEFINED_NAMESPACES.values()), *dir(builtins)}
-) - {"_"}
+    {"torch", "ctx", "int", "float", "range", "len", "list", "print", "globals", "isinstance", "tuple", "repr",
+     "str", "type", "map", "callable", "hasattr", "getattr", "staticmethod", "SystemExit", "ImportError",
+     "FileNotFoundError", *HELPERS, *(ns.label for ns in PREDEFINED_NAMESPACES.values())}
+)
+# Python's built-ins: a name the language does not know is an error in gradcalc, and must be one in the
+# script (`format` is written `format_`)
+PYTHON_BUILTINS = frozenset(dir(builtins)) - {"_"}
 
 NUMBERS = ("int", "float", "bool")
 TENSORS = ("tensor", "scalar")
@@ -110,6 +113,10 @@ class Expressions:
         if keyword.iskeyword(name) or name in OWN_NAMES:
             return name + "_"
         return name
+
+    def unknown_name(self, name: str) -> str:
+        """A name neither the program nor the language binds: an error when it runs, in the script too."""
+        return name + "_" if name in PYTHON_BUILTINS else self.py_name(name)
 
     def is_literal(self, node: Any) -> bool:
         """A number literal, or a predefined constant's name (a literal of its value unless rebound)."""
@@ -193,7 +200,7 @@ class Expressions:
         if name in DTYPES:
             self.use("torch")
             return f"torch.{name}", POSTFIX
-        return self.py_name(name), ATOM
+        return self.unknown_name(name), ATOM
 
     def x_ListExpr(self, node: Any, ctx: int) -> tuple[str, int]:
         if self.is_data(node):

@@ -167,9 +167,13 @@ def method_returns(name: str) -> str | None:
     if b is None:
         return None
     try:
-        return _RETURNS.get(str(inspect.signature(b.engine_callable()).return_annotation))
+        return _returned(str(inspect.signature(b.engine_callable()).return_annotation))
     except (TypeError, ValueError):
         return None
+
+
+def _returned(annotation: str) -> str | None:
+    return "tuple" if annotation.startswith("tuple") else _RETURNS.get(annotation)
 
 
 @cache
@@ -179,7 +183,7 @@ def attribute_returns(name: str) -> str | None:
 
     prop = inspect.getattr_static(Tensor, name, None)
     annotation = getattr(getattr(prop, "fget", None), "__annotations__", {}).get("return")
-    return _RETURNS.get(str(annotation)) if annotation is not None else None
+    return _returned(str(annotation)) if annotation is not None else None
 
 
 @cache
@@ -205,7 +209,7 @@ def builtin_returns(b: Builtin) -> str | None:
         annotation = str(inspect.signature(b.resolve()).return_annotation)
     except Exception:  # noqa: BLE001
         return None
-    return _RETURNS.get(annotation)
+    return _returned(annotation)
 
 
 def _class_kind(obj: Any) -> str | None:

@@ -10,10 +10,6 @@ from typing import Any
 from .language import Loc
 from .source import Entry, code_and_comments, statement_source
 
-KERNELSPEC = {"name": "gradcalc", "display_name": "gradcalc", "language": "gradcalc"}
-LANGUAGE_INFO = {"name": "gradcalc", "file_extension": ".gc", "mimetype": "text/x-gradcalc",
-                 "pygments_lexer": "gradcalc", "codemirror_mode": "python"}
-
 
 def _markdown(lines: list[str]) -> list[str]:
     """Comment lines as markdown cells' texts: a run of comment lines is one cell, a blank line ends it."""
@@ -71,6 +67,9 @@ def notebook(entries: list[Entry]) -> str:
         cell = new_markdown_cell(text) if kind == "markdown" else new_code_cell(text)
         cell["id"] = f"cell-{n}"  # stable ids: exporting the same program twice gives the same file
         made.append(cell)
-    nb = new_notebook(cells=made, metadata={"kernelspec": KERNELSPEC, "language_info": LANGUAGE_INFO})
+    from gradcalc.kernel.install import DISPLAY_NAME, LANGUAGE_INFO, NAME  # (the kernel's spec: no ipykernel)
+
+    kernelspec = {"name": NAME, "display_name": DISPLAY_NAME, "language": LANGUAGE_INFO["name"]}
+    nb = new_notebook(cells=made, metadata={"kernelspec": kernelspec, "language_info": LANGUAGE_INFO})
     nbformat.validate(nb)
     return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"

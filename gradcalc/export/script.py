@@ -259,7 +259,7 @@ class Translator(Expressions):
             self.function_body({p.name for p in params}, forward)
         finally:
             self.forward.pop()
-        self.line("")
+        self.lines.append("")
         self.line("@staticmethod")
         grads = ", ".join(self.py_name(p.name) for p in grad_params)
         self.line(f"def backward(ctx{', ' if grads else ''}{grads}):")

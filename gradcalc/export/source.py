@@ -43,14 +43,20 @@ def statement_source(source: str, start: Loc, end: Loc | None) -> str:
     A statement's record starts at its first token that is not a bracket (`(a * b).sum()` starts at `a`): the
     brackets opened before it on its line are its own too."""
     lines = source.split("\n")
-    a = _offset(lines, start)
-    line_start = a - (start.column - 1)
+    a = _start(source, lines, start)
+    b = _start(source, lines, end) if end is not None else len(source)
+    return source[a:b]
+
+
+def _start(source: str, lines: list[str], loc: Loc) -> int:
+    """Where the statement that starts at `loc` begins: with the brackets opened before its first token."""
+    a = _offset(lines, loc)
+    line_start = a - (loc.column - 1)
     while a > line_start and source[a - 1] in "( \t":
         a -= 1
     while a < len(source) and source[a] in " \t":
         a += 1
-    b = _offset(lines, end) if end is not None else len(source)
-    return source[a:b]
+    return a
 
 
 def code_and_comments(text: str) -> tuple[str, list[str]]:

@@ -287,7 +287,7 @@ class Session:
         """Top-level statement `k` of the program running ran without an error: `:export` writes it."""
         body, unit = self._body, self._unit
         st = body[k]
-        if unit is not None and not (type(st).__name__ == "Command" and st.name == "export"):
+        if unit is not None and not (type(st).__name__ == "Command" and st.name in ("export", "reset")):
             self.record.append((st, unit, body[k + 1].loc if k + 1 < len(body) else None))
 
     @contextmanager
@@ -496,6 +496,7 @@ class Session:
 
     def _reset(self, arg: str) -> None:
         self._interp.reset()
+        self.record.clear()  # the session starts afresh: `:export` writes what follows
 
     def _quit(self, arg: str) -> None:
         self.quit_requested = True

@@ -27,7 +27,7 @@ from gradcalc.lang.keywords import AS_KEYWORDS, CONSTANT_KEYWORDS, GRAD_MODES, I
 # the import keywords (import from, and `as`, a keyword only in an import), and the statements.
 MODE_KEYWORDS = GRAD_MODES
 #: The REPL's commands.
-COMMANDS = (":help", ":vars", ":reset", ":load", ":quit")
+COMMANDS = (":help", ":vars", ":reset", ":load", ":export", ":quit")
 
 _STATEMENT_KEYWORDS = tuple(
     k for k in KEYWORDS if k not in CONSTANT_KEYWORDS + OPERATOR_KEYWORDS + MODE_KEYWORDS + IMPORT_KEYWORDS

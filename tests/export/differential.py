@@ -119,6 +119,7 @@ def run_gradcalc(source: str, filename: str = "t.gc") -> Outcome:
             ok = session.run(source, filename)
     finally:
         timer.cancel()
+        timer.join()  # no thread outlives the run (a test that freezes the collector's objects counts them)
     cut = min((k for k in (seen[0] if seen else None, session.own_value_at) if k is not None), default=None)
     stopped = cut is not None  # (by the harness, at its first draw or value of its own)
     return Outcome(out.getvalue(), ok or stopped, cut, session.interrupted and not stopped, err.getvalue())

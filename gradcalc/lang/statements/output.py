@@ -11,7 +11,7 @@ from ..compiler import VALUE, Compiler, compiles
 from ..errors import Loc, SyntaxProblem
 from ..runtime import Closure, Frame
 
-COMMANDS = ("help", "vars", "reset", "load", "quit", "export")
+COMMANDS = ("help", "vars", "reset", "load", "export", "quit")
 
 
 @statement("expr_stmt")  # expr_stmt: testlist
