@@ -428,6 +428,9 @@ def _export(args: Any, source: str | None, filename: str, what: str) -> int:
     run reports it, exit status 1)."""
     if args.interactive:
         raise UsageError("--export writes a program out; it does not run it in the REPL (-i)", hint=True)
+    if args.format != "torch":  # the script prints PyTorch's reprs, as --format torch does
+        raise UsageError(f"--export writes a script that prints as --format torch does; --format {args.format}"
+                         " is for running the program", hint=True)
     if source is None:
         raise UsageError("--export needs a program: a FILE, -e TEXT, or standard input", hint=True)
     if not source.strip():

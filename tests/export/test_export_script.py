@@ -149,3 +149,5 @@ def test_export_reads_standard_input_and_refuses_the_repl() -> None:
     assert done.returncode == 0 and "_show(x)" in done.stdout
     assert gradcalc("--export", "torch", "-i", "-e", "1").returncode == 2
     assert gradcalc("--export", "pdf", "-e", "1").returncode == 2
+    plain = gradcalc("--export", "torch", "--format", "plain", "-e", "1")
+    assert plain.returncode == 2 and plain.stdout == "" and "--format torch" in plain.stderr

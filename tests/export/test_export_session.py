@@ -63,3 +63,26 @@ def test_a_wrong_export_says_why_in_the_one_wording(command: str, message: str, 
         os.chdir(cwd)
     assert message in err.getvalue()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_example_notebook_run_cell_by_cell_then_exported_prints_the_same_under_pytorch() -> None:
+    # the example notebook as a user runs it in the kernel: cell after cell into one workspace, some cells
+    # failing on purpose (a freed graph, an in-place change); `:export torch` keeps what did not fail, and
+    # PyTorch running that script prints the values gradcalc printed (narrations, graphs and plots are comments)
+    import nbformat
+    from differential import ROOT, Quiet
+
+    from gradcalc.export import export
+    from gradcalc.export.session import session_entries
+
+    nb = nbformat.read(ROOT / "examples" / "autograd_tour.ipynb", as_version=4)
+    out, err = io.StringIO(), io.StringIO()
+    s = Quiet(out=out, err=err)
+    failed = [n for n, cell in enumerate(nb.cells)
+              if cell.cell_type == "code" and not s.run(cell.source, f"In[{n}]", interactive=True)]
+    assert len(failed) == 3  # the cells that show errors: backward through a freed graph, in-place, ...
+    assert s.own_value_at is None  # every value printed is one PyTorch prints
+    ran = run_torch(export(session_entries(s.record), "torch"))
+    assert ran.ok, ran.error
+    assert ran.out == out.getvalue()
+    assert "(tensor(6.), tensor(1.))" in ran.out  # a.grad, b.grad after retain_grad b: d(a*a)/da at 3, and 1
