@@ -21,7 +21,18 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from .language import FUNCTIONS, METHODS, NAMESPACES, PREDEFINED_NAMESPACES, SPACES, Builtin, derive_spec
+from .language import (
+    FUNCTIONS,
+    METHODS,
+    MODULE_METHODS,
+    NAMESPACES,
+    PREDEFINED_NAMESPACES,
+    SPACES,
+    Builtin,
+    Checked,
+    derive_spec,
+    engine_object,
+)
 
 # The engine's names that PyTorch spells otherwise: built-in function -> PyTorch's function, tensor method ->
 # PyTorch's function of the tensor (`x.softplus()` is `F.softplus(x)`), language attribute -> PyTorch's.
@@ -115,15 +126,13 @@ def argument_kinds(b: Builtin) -> tuple[tuple[str, ...], dict[str, str]]:
 
 
 def _nn_kinds(b: Builtin) -> tuple[tuple[str, ...], dict[str, str]]:
-    from gradcalc.lang.nn import Checked, engine_object  # (loads gradcalc.nn: only when a program uses it)
-
     try:
-        checked = Checked(b.name, engine_object(b.target[len("nn:"):]))
+        found = Checked(b.name, engine_object(b.target[len("nn:"):]))
     except Exception:  # noqa: BLE001 - not a checked callable: its arguments as written
         return ("*P",), {}
-    kinds = {name: _NN_KINDS.get(kind, "P") for name, (kind, _) in checked.kinds.items()}
+    kinds = {name: _NN_KINDS.get(kind, "P") for name, (kind, _) in found.kinds.items()}
     positional = []
-    for p in checked.signature.parameters.values():
+    for p in found.signature.parameters.values():
         if p.kind is inspect.Parameter.VAR_POSITIONAL:
             positional.append("*" + kinds.get(p.name, "P"))
         elif p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD:
@@ -196,8 +205,6 @@ def builtin_returns(b: Builtin) -> str | None:
     if target == "py:float":
         return "float"
     if target.startswith("nn:"):
-        from gradcalc.lang.nn import engine_object
-
         try:
             obj = engine_object(target[len("nn:"):])
         except Exception:  # noqa: BLE001
@@ -230,7 +237,6 @@ def iterator_methods() -> frozenset[str]:
     """A module's methods that are generators in PyTorch (`parameters()`), which the language gives as lists:
     the export writes `list(net.parameters())` where the list is kept or shown."""
     import gradcalc.nn
-    from gradcalc.lang.objects import MODULE_METHODS
 
     methods = [getattr(gradcalc.nn.Module, n, None) for n in MODULE_METHODS]
     return frozenset(n for n, m in zip(MODULE_METHODS, methods, strict=True)
@@ -257,8 +263,6 @@ def draws(b: Builtin) -> bool:
     try:
         fn = b.resolve() if not b.target.startswith("nn:") else None
         if fn is None:
-            from gradcalc.lang.nn import engine_object
-
             fn = engine_object(b.target[len("nn:"):])
     except Exception:  # noqa: BLE001
         return False

@@ -66,9 +66,7 @@ def pytorch_value(value: Any) -> bool:
     import gradcalc
     import gradcalc.nn
     from gradcalc.autograd import Node
-    from gradcalc.lang.builtins import Builtin
-    from gradcalc.lang.namespace import Namespace
-    from gradcalc.lang.runtime import UserFunction
+    from gradcalc.export.language import Builtin, Namespace, UserFunction
 
     if value is None or isinstance(value, (bool, int, float, str, gradcalc.Tensor, gradcalc.DType, Node)):
         return True
@@ -211,7 +209,7 @@ def differs(source: str, filename: str = "t.gc") -> str | None:
 
 # -- the corpus -------------------------------------------------------------------------------------------
 def _is_program(text: str) -> bool:
-    from gradcalc.lang.parser import parse
+    from gradcalc.export.language import parse
 
     if not text.strip() or len(text) > 20000 or "\x00" in text:
         return False

@@ -1,8 +1,8 @@
 """Differential over generated programs: random programs of the language (leaves, arithmetic of literals and
 tensors, built-ins and methods, backward with its flags, grad(...), .grad, zero_grad, retain_grad, no_grad,
-in-place updates, loops, conditions, functions, custom autograd functions, prints), each run by gradcalc and,
-exported, by PyTorch: the script prints what gradcalc prints, and fails where gradcalc fails (or runs on where
-gradcalc stops at an error of the language's own; differential.py)."""
+in-place updates, loops, conditions, functions, custom autograd functions, prints, explain, graph, plot), each
+run by gradcalc and, exported, by PyTorch: the script prints what gradcalc prints, and fails where gradcalc fails
+(or runs on where gradcalc stops at an error of the language's own; differential.py)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def expr(draw: st.DrawFn, depth: int = 0, views: bool = True) -> str:
 
 @st.composite
 def statement(draw: st.DrawFn, depth: int = 0, views: bool = True) -> list[str]:
-    kind = draw(st.integers(0, 17 if depth == 0 else 11))
+    kind = draw(st.integers(0, 20 if depth == 0 else 11))
     v, e = draw(st.sampled_from(TENSORS)), draw(expr(0, views))
     leaf = draw(st.sampled_from(LEAVES))
     if kind == 0:
@@ -115,7 +115,14 @@ def statement(draw: st.DrawFn, depth: int = 0, views: bool = True) -> list[str]:
     if kind == 16:
         return ["function twice(x):", "    forward:", "        save x", "        return x * 2",
                 "    backward(g):", "        return g * 2", f"y = twice({v})", "y", "backward y.sum()", "a.grad"]
-    return ["seed 1", f"{draw(st.sampled_from(['tensor', 'zeros_like', 'ones_like']))}({v})"]
+    if kind == 17:
+        return ["seed 1", f"{draw(st.sampled_from(['tensor', 'zeros_like', 'ones_like']))}({v})"]
+    if kind == 18:  # explain runs the backward it narrates; the narration is a comment in the script
+        flags = draw(st.sampled_from(["", " retain_graph"]))
+        return [f"explain backward ({e} * {leaf}).sum(){flags}", f"{leaf}.grad"]
+    if kind == 19:  # explain grad(...) prints the gradient as grad(...) does
+        return [f"explain grad(({e} * {leaf}).sum(), {leaf}, allow_unused=true)"]
+    return [draw(st.sampled_from([f"graph {v}", f"explain {leaf}.grad", "explain", f"plot {e} for x in [0, 1]"]))]
 
 
 @st.composite

@@ -11,11 +11,8 @@ import warnings
 import pytest
 
 from gradcalc.export import names
+from gradcalc.export.language import ATTRIBUTES, FUNCTIONS, GRAD_MODES, METHODS, SPACES, STATEMENT_RECORDS
 from gradcalc.export.registry import TRANSLATIONS
-from gradcalc.lang.ast import STATEMENT_RECORDS
-from gradcalc.lang.builtins import ATTRIBUTES, FUNCTIONS, METHODS
-from gradcalc.lang.keywords import GRAD_MODES
-from gradcalc.lang.spaces import SPACES
 
 torch = pytest.importorskip("torch", reason="the oracle extra is not installed: pip install -e '.[oracle]'")
 
