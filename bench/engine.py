@@ -2,6 +2,7 @@
 
     python bench/engine.py [--quick] [--only scalar,big,mlp,deep,second,pinn]
     python bench/engine.py --only jac,fwd,persample     (the function transforms and forward mode)
+    python bench/engine.py --only cnn                   (a training step of a small CNN, float32)
     python bench/engine.py --before HEAD~3              (a column of gradcalc at an earlier commit)
 
 Each benchmark is written once against the PyTorch API and run on gradcalc (`import gradcalc as torch`)
@@ -288,12 +289,47 @@ def per_sample_grads(T: ModuleType, repeat: int) -> dict[str, float]:
     return {"time": best(lambda: per_sample(params, data, targets), repeat) * 1e3}
 
 
+# -- a convolutional network --------------------------------------------------------------------------------
+def cnn_step(T: ModuleType, steps: int, repeat: int) -> dict[str, float]:
+    """One training step (forward, backward, SGD) of the per-sample-gradients tutorial's CNN: conv 1→32 3×3,
+    relu, conv 32→64 3×3, relu, max-pool 2, flatten, linear 9216→128, relu, linear 128→10, nll_loss of the
+    logits (as the tutorial has it), a batch of 64 images 28×28, float32: ms per step."""
+    nn, F, f32 = T.nn, T.nn.functional, T.float32
+
+    class SimpleCNN(nn.Module):  # the tutorial's model, its layers in float32 whatever the default dtype
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 32, 3, 1, dtype=f32)
+            self.conv2 = nn.Conv2d(32, 64, 3, 1, dtype=f32)
+            self.fc1 = nn.Linear(9216, 128, dtype=f32)
+            self.fc2 = nn.Linear(128, 10, dtype=f32)
+
+        def forward(self, x: Any) -> Any:
+            x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
+            x = F.relu(self.fc1(T.flatten(x, 1)))
+            return self.fc2(x)
+
+    rng = np.random.default_rng(0)
+    data = T.tensor(rng.standard_normal((64, 1, 28, 28)).astype(np.float32))
+    targets = T.tensor(rng.integers(0, 10, 64))
+    model = SimpleCNN()
+    opt = T.optim.SGD(model.parameters(), lr=0.01)
+
+    def step() -> None:
+        opt.zero_grad()
+        F.nll_loss(model(data), targets).backward()
+        opt.step()
+
+    step()  # the first step allocates what the others reuse
+    return {"step": best(lambda: [step() for _ in range(steps)], repeat) * 1e3 / steps}
+
+
 # -- running ----------------------------------------------------------------------------------------------
 def sizes(quick: bool) -> dict[str, Any]:
     return {
         "chain": 2_000 if quick else 20_000, "big": 10**5 if quick else 10**7, "steps": 3 if quick else 10,
         "deep": 10**4 if quick else 10**5, "deep_long": None if quick else 10**6, "reps": 200 if quick else 2_000,
-        "repeat": 2 if quick else 5, "pinn_steps": 5 if quick else 50,
+        "repeat": 2 if quick else 5, "pinn_steps": 5 if quick else 50, "cnn_steps": 1 if quick else 3,
     }
 
 
@@ -322,6 +358,8 @@ def run_engine(T: ModuleType, only: set[str], sz: dict[str, Any]) -> dict[str, A
         out["persample"] = per_sample_grads(T, r)
     if "pinn" in only:
         out["pinn"] = pinn(T, sz["pinn_steps"], min(r, 3))
+    if "cnn" in only and hasattr(T.nn, "Conv2d"):  # (a commit before convolutions has none to time)
+        out["cnn"] = cnn_step(T, sz["cnn_steps"], min(r, 3))
     return out
 
 
@@ -339,7 +377,7 @@ def torch_figures(args: argparse.Namespace) -> dict[str, Any] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="small sizes, for a smoke run")
-    parser.add_argument("--only", default="scalar,big,mlp,deep,second,pinn", help="comma-separated subset")
+    parser.add_argument("--only", default="scalar,big,mlp,deep,second,pinn,cnn", help="comma-separated subset")
     parser.add_argument("--before", metavar="REF", help="also time gradcalc at this earlier commit")
     parser.add_argument("--engine", choices=("gradcalc", "torch"), default="gradcalc", help=argparse.SUPPRESS)
     parser.add_argument("--root", default=str(ROOT), help=argparse.SUPPRESS)  # whose gradcalc to time
@@ -444,6 +482,8 @@ def table(ours: dict, theirs: dict, only: set[str], sz: dict[str, Any],
         add("per-sample grads, MLP ×64", "persample", "time", "ms", None, "(report)", "torch")
     if "pinn" in only:
         add("PINN step 1-32-32-1, 256 pts", "pinn", "step", "ms/step", None, "≤ 1.0× torch", "torch")
+    if "cnn" in only:
+        add("CNN step, tutorial's, float32", "cnn", "step", "ms/step", None, "≤ 1.5× torch", "torch")
     if before is not None:  # the rows without a figure of the earlier commit (memory) get dashes
         rows[0] += ("before", "now / before")
         rows[1:] = [r if len(r) == 8 else r + ("-", "") for r in rows[1:]]

@@ -86,7 +86,8 @@ def _parser_version() -> str:
     """`gradcalc --version`'s second line: which parser runs, or why not the fast path (imports Lark, and
     makes the fast path's tables if the cache lacks them)."""
     try:
-        from gradcalc.lang.parser import parser_status
+        from gradcalc.lang import statements  # noqa: F401 - the parser lowers to the statements' records
+        from gradcalc.lang.syntax.parser import parser_status
 
         return f"parser: {parser_status()}"
     except Exception as exc:  # noqa: BLE001 - --version answers even when the language cannot load

@@ -8,8 +8,8 @@ unpack hooks included).
 - **Nodes**: `inputs` (per input of the operation, the `Edge` its gradient goes to), `num_outputs`,
   `saved` (what the node saved, by PyTorch's names, with versions then and now, freed or packed),
   `saved_names`, `is_freed`, `hooks`, `origin` (what the front end was running when the node was made),
-  `formula` (the derivative as mathematics, from the operation's spec), `leaf` (an AccumulateGrad's
-  tensor), `nodes_below`, `reaches`.
+  `formulas`/`formula` (the derivative as mathematics, from the operation's spec), `accumulates` (a leaf's
+  AccumulateGrad), `leaf` (its tensor), `nodes_below`, `reaches`.
 - **Tensors**: `state` (leaf, requires grad, `.grad`, version, view...), `grad_of` (`.grad` without the
   non-leaf warning), `edge_of` (where a gradient for the tensor enters the graph), `version_key` (shared
   by views and detached aliases), `snapshot`.
@@ -25,7 +25,7 @@ unpack hooks included).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -41,12 +41,12 @@ from .saved import FREED, FREED_VALUE
 from .tensor import Tensor
 
 __all__ = [
-    "CALLS_KEPT", "BackwardCall", "CallHistory", "Edge", "ErrorReason", "Freed", "GradSet", "GradWritten",
+    "BackwardCall", "CALLS_KEPT", "CallHistory", "Edge", "ErrorReason", "Freed", "GradSet", "GradWritten",
     "HookFired", "InPlaceChange", "InferenceInPlace", "InferenceSaved", "InputNoGrad", "LeafInPlace", "NanGradient",
     "NoGradOutput", "NodeHooks", "NodeRan", "NonScalar", "SavedValue", "TensorState", "Unused", "VersionMismatch",
-    "broadcast_message", "call_history", "edge_of", "formula", "grad_of", "grad_writes", "hooks", "in_place_changes",
-    "inputs", "is_freed", "last_grad_set", "leaf", "nodes_below", "num_outputs", "observe",
-    "origin", "reaches", "reason_of", "saved", "saved_names", "snapshot", "state", "version_key",
+    "accumulates", "broadcast_message", "call_history", "edge_of", "formula", "formulas", "grad_of", "grad_writes",
+    "hooks", "in_place_changes", "inputs", "is_freed", "last_grad_set", "leaf", "nodes_below", "num_outputs",
+    "observe", "origin", "reaches", "reason_of", "saved", "saved_names", "snapshot", "state", "version_key",
 ]
 
 
@@ -67,6 +67,11 @@ class Record:
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         fields = self._fields
+        if not kwargs and len(args) == len(fields):  # every field by position: what a walk of a big graph makes
+            setter = object.__setattr__
+            for name, value in zip(fields, args, strict=True):
+                setter(self, name, value)
+            return
         if len(args) > len(fields):
             raise TypeError(f"{type(self).__name__} takes {len(fields)} fields, not {len(args)}")
         values = dict(zip(fields, args, strict=False))
@@ -212,14 +217,36 @@ def origin(node: Node) -> Any:
     return None if type(node) is AccumulateGrad else node.origin
 
 
-def formula(node: Node) -> str | None:
-    """The node's derivative as mathematics, as PyTorch's derivatives.yaml writes it (`grad * other`), from
-    its operation's spec: the class's `formula` (or its spec's); None where none is written."""
+def formulas(node: Node) -> tuple[tuple[str | None, str], ...]:
+    """The node's derivative as mathematics, as PyTorch's derivatives.yaml writes it, from its operation's
+    spec (the class's `formula`, or else its spec's): per input, `(PyTorch's argument name, formula)` in the
+    spec's order (`(("self", "grad * other"), ("other", "grad * self"))`), or one `(None, formula)` for a
+    formula written for the whole node. Empty where none is written (a leaf's AccumulateGrad, a custom
+    Function's node, an operation without a spec)."""
     cls = type(node)
-    text = getattr(cls, "formula", None)
-    if text is None:
-        text = getattr(getattr(cls, "spec", None), "formula", None)
-    return text if isinstance(text, str) else None
+    written = getattr(cls, "formula", None)
+    if written is None:
+        written = getattr(getattr(cls, "spec", None), "formula", None)
+    if isinstance(written, str):
+        return ((None, written),) if written else ()
+    if isinstance(written, Mapping):
+        return tuple((str(name), text) for name, text in written.items() if isinstance(text, str) and text)
+    return ()
+
+
+def formula(node: Node) -> str | None:
+    """`formulas(node)` on one line, as derivatives.yaml's lines read: `self: grad * other; other: grad * self`
+    (a formula for the whole node as it is); None where none is written."""
+    parts = formulas(node)
+    if not parts:
+        return None
+    return "; ".join(text if name is None else f"{name}: {text}" for name, text in parts)
+
+
+def accumulates(node: Node) -> bool:
+    """Whether `node` is a leaf's AccumulateGrad (PyTorch's node that adds a gradient into a leaf's `.grad`
+    and passes nothing on), alive or not."""
+    return type(node) is AccumulateGrad
 
 
 def leaf(node: Node) -> Tensor | None:

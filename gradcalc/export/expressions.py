@@ -44,7 +44,7 @@ OR, AND, NOT, COMPARE, SUM, PRODUCT, UNARY, POWER, POSTFIX, ATOM = range(1, 11)
 _LEVEL = {"+": SUM, "-": SUM, "*": PRODUCT, "/": PRODUCT, "//": PRODUCT, "%": PRODUCT, "@": PRODUCT}
 
 # Names the script itself uses: a user's variable of such a name is renamed (`int` -> `int_`)
-HELPERS = ("_show", "_print", "_repr")
+HELPERS = ("_show", "_print", "_repr", "_keep")
 OWN_NAMES = frozenset(
     {"torch", "ctx", "int", "float", "range", "len", "list", "print", "globals", "isinstance", "tuple", "repr",
      "str", "type", "map", "callable", "hasattr", "getattr", "staticmethod", "SystemExit", "ImportError",

@@ -43,7 +43,14 @@ def _print(*values):
     print(*(v if isinstance(v, str) else _repr(v) for v in values))
 '''
 
-HELPERS = {"_repr": REPR, "_show": SHOW, "_print": PRINT}
+KEEP = '''\
+def _keep(v):
+    """What `explain T.grad` leaves behind: T.grad becomes _ and ans (unless it is None); it prints nothing."""
+    if v is not None:
+        globals()["_"] = globals()["ans"] = v
+'''
+
+HELPERS = {"_repr": REPR, "_show": SHOW, "_print": PRINT, "_keep": KEEP}
 NEEDS = {"_show": ("_repr",), "_print": ("_repr",)}
 
 
@@ -55,7 +62,7 @@ def prelude(imports: list[str], helpers: set[str], title: str) -> list[str]:
     lines = [f"# {line}".rstrip() for line in title.splitlines()]
     lines += imports
     lines += ["", "torch.set_default_dtype(torch.float64)  # gradcalc's numbers are float64"]
-    for name in ("_repr", "_show", "_print"):
+    for name in ("_repr", "_show", "_print", "_keep"):
         if name in wanted:
             lines += ["", ""] + HELPERS[name].rstrip("\n").splitlines()
     return lines + ["", ""]

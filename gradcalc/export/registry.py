@@ -9,16 +9,18 @@ This module imports nothing, so that the statements' modules can register their 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 # statement record type -> its translation function (translator, record) -> None; filled by @translates
 TRANSLATIONS: dict[type, Callable[[Any, Any], None]] = {}
 
+F = TypeVar("F", bound=Callable[..., None])
 
-def translates(kind: type) -> Callable[[Callable[[Any, Any], None]], Callable[[Any, Any], None]]:
-    """Register the PyTorch translation of statement record `kind`."""
 
-    def register(fn: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+def translates(kind: type) -> Callable[[F], F]:
+    """Register the PyTorch translation of statement record `kind` (a function of the translator and a record)."""
+
+    def register(fn: F) -> F:
         TRANSLATIONS[kind] = fn
         return fn
 

@@ -85,14 +85,14 @@ def name_at(code: str, cursor_pos: int) -> str | None:
 
 def inspect(session: Session, code: str, cursor_pos: int) -> str | None:
     """The text Shift-Tab shows at `cursor_pos`: a `:help` page, or a workspace value; None for nothing."""
-    from gradcalc.lang.help import help_text
+    from gradcalc.lang.tell.help import help_text
 
     name = name_at(code, cursor_pos)
     if not name:
         return None
     workspace = session.workspace
     if "." not in name and name in workspace:
-        from gradcalc.lang.render import render
+        from gradcalc.lang.tell.render import render
 
         try:
             return f"{name} = {render(workspace[name], session.format)}"

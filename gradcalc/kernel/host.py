@@ -2,7 +2,7 @@
 becomes a cell's outputs (outputs.py) and whose `graph` and `plot` are drawn inline when they can be.
 
 - `graph y`: Graphviz's drawing as SVG when its `dot` program is installed, with the REPL's text tree as the
-  output's `text/plain`; the text tree alone otherwise (as the REPL prints it).
+  output's `text/plain` (uncoloured); the text tree alone otherwise (coloured, as the REPL prints it).
 - `plot ...`: matplotlib's PNG when matplotlib is installed (the `plot` extra), with the braille plot as
   its `text/plain`; the braille plot alone otherwise. 80 columns wide, as for output that is not a terminal.
 - `explain`: coloured (the session is), as in the REPL; Jupyter renders the ANSI colours of a stream.
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from gradcalc.lang.errors import GradcalcError
+from gradcalc.lang.errors import STOPS, GradcalcError
 from gradcalc.lang.session import Session
 from gradcalc.repl.interrupt import sigint_interrupts
 
@@ -76,7 +76,7 @@ class KernelSession(Session):
         if svg is None:
             self.outputs.write("stdout", tree)
         else:
-            self.outputs.display({"image/svg+xml": svg, "text/plain": tree.rstrip("\n")})
+            self.outputs.display({"image/svg+xml": svg, "text/plain": _ANSI.sub("", tree).rstrip("\n")})
 
     def wrote(self, path: str) -> None:
         if path != self._inline_file:  # the drawing shown inline is the kernel's own file, not the program's
@@ -104,9 +104,8 @@ class KernelSession(Session):
         if path is not None or self.format != "torch":
             return super().plot(exprs, name, lo, hi, order, path)
         from gradcalc import plotting as P
-        from gradcalc.lang.statements.plot import PROPAGATE
 
-        figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(PLOT_WIDTH), propagate=PROPAGATE)
+        figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(PLOT_WIDTH), propagate=STOPS)
         rendered = P.render_terminal(figure, PLOT_WIDTH, color=self.color)
         if not rendered.text:  # nothing finite to draw: the warnings say so
             return list(rendered.warnings)
@@ -137,8 +136,8 @@ def _plot_image(figure: Any) -> str | None:
 
 def ends_with_expression(code: str) -> bool:
     """Whether the cell's last top-level statement is an expression statement (its value is the result)."""
-    from gradcalc.lang.parser import parse
     from gradcalc.lang.statements.output import ExprStmt
+    from gradcalc.lang.syntax.parser import parse
 
     try:
         body = parse(code).body

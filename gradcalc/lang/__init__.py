@@ -11,24 +11,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .builtins import BUILTINS
 from .errors import GradcalcError
-from .keywords import KEYWORDS
+from .syntax.keywords import KEYWORDS
+from .values.builtins import BUILTINS
 
 if TYPE_CHECKING:
-    from .parser import check_complete
     from .session import Session
+    from .syntax.parser import check_complete
 
 __all__ = ["BUILTINS", "KEYWORDS", "GradcalcError", "Session", "check_complete"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "Session":
-        from .session import Session
+        from .session import Session  # (loaded when first asked for: off the REPL's start-up)
 
         return Session
-    if name == "check_complete":
-        from .parser import check_complete
+    if name == "check_complete":  # (imported when first asked for: off the REPL's start-up)
+        from . import statements  # noqa: F401 - the parser lowers to the statements' records (start-up: as above)
+        from .syntax.parser import check_complete
 
         return check_complete
     raise AttributeError(f"module 'gradcalc.lang' has no attribute {name!r}")

@@ -59,6 +59,11 @@ class Interrupted(GradcalcError):
         super().__init__("interrupted", loc)
 
 
+# What stops a program and must pass through any code that catches the failures of what it calls (the plot
+# sampling a curve; a host drawing a figure): an interrupt.
+STOPS: tuple[type[BaseException], ...] = (Interrupted, KeyboardInterrupt)
+
+
 YELLOW = "\x1b[33m"
 RED = "\x1b[31m"
 BOLD = "\x1b[1m"
@@ -111,6 +116,6 @@ def _clipped(text: str, column: int) -> tuple[str, int]:
 
 def close_matches(word: str, possibilities: Iterable[str], n: int = 3, cutoff: float = 0.6) -> list[str]:
     """difflib's close matches, imported only when a name is misspelt (kept off the start-up path)."""
-    import difflib
+    import difflib  # (only a misspelt name pays for it)
 
     return difflib.get_close_matches(word, possibilities, n=n, cutoff=cutoff)

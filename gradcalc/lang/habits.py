@@ -9,6 +9,8 @@ to write instead, in the language's terms (LANGUAGE.md section 5, the end).
 
 from __future__ import annotations
 
+from typing import Any
+
 _QUIT = "type :quit (or press Ctrl-D) to leave"
 _NUMPY = ("drop the np. (numpy.) prefix: the built-ins have PyTorch's names (np.sin(x) is sin(x), "
           "np.array([1, 2]) is tensor([1, 2]))")
@@ -77,7 +79,7 @@ def member_pointer(spelled: str) -> str | None:
     return pointer
 
 
-def call_pointer(name: str, args: tuple | list) -> str | None:
+def call_pointer(name: str, args: tuple[Any, ...] | list[Any]) -> str | None:
     """The pointer for a failed call of built-in `name` with positional `args`, when a habit explains it:
     `max(a, b)` meaning the larger of two values (PyTorch's max(x, d) reduces along dimension d)."""
     pointer = HABITS.get(("call", name))

@@ -24,10 +24,30 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any, TextIO
 
-from .errors import DIM, RESET, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
-from .failures import error_from, fallback, speaks_python
-from .interpreter import Interpreter, Unit
-from .keywords import KEYWORDS
+import numpy
+
+import gradcalc
+from gradcalc.autograd.defaults import FLOAT64, default_dtype
+from gradcalc.autograd.grad_mode import restore_state, save_state
+from gradcalc.autograd.graph import STAMP
+from gradcalc.autograd.interrupts import GUARD, UNSAFE
+
+from . import statements  # noqa: F401 - registers each statement's record (the parser's) and compile function
+from .core.compiler import Compiler
+from .core.interpreter import Interpreter
+from .errors import DIM, RESET, STOPS, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
+from .limits import LIMITS
+from .syntax.ast import Stmt
+from .syntax.keywords import KEYWORDS
+from .syntax.parser import no_gc, parse
+from .syntax.source import Unit
+from .tell.render import FORMATS, render, render_print
+from .values import builtins as builtins_module
+from .values.builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
+from .values.engine import ENGINE as _T
+from .values.failures import error_from, fallback, speaks_python
+from .values.namespace import Namespace
+from .values.surfaces import surface_of
 
 RECURSION_LIMIT = 20000  # user recursion and nested expressions are bounded below this (interpreter.py)
 
@@ -56,8 +76,6 @@ class Session:
         max_elements: int = 2**27,
         color: bool = False,
     ) -> None:
-        from .render import FORMATS
-
         if format not in FORMATS:
             raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {format!r}")
         self._out = out
@@ -67,9 +85,6 @@ class Session:
         self.color = color
         self.quit_requested = False
         self._interp = Interpreter(self, max_elements)
-        from gradcalc.autograd.graph import STAMP
-        from gradcalc.autograd.interrupts import GUARD  # the Interpreter has loaded the engine
-
         self._guard, self._stamp = GUARD, STAMP
         self._shown_warnings: set[tuple[str, str, int]] = set()
         self._unit: Unit | None = None
@@ -81,8 +96,8 @@ class Session:
         self.interrupted = False  # the last `run` was stopped by an interrupt (the command line exits 130)
         # the top-level statements that ran without an error (what `:export` writes): (record, its unit, where
         # the unit's next top-level statement starts)
-        self.record: list[tuple[Any, Unit, Loc | None]] = []
-        self._body: list = []  # the top-level statements of the program running
+        self.record: list[tuple[Stmt, Unit, Loc | None]] = []
+        self._body: list[Stmt] = []  # the top-level statements of the program running
 
     # -- the interface -----------------------------------------------------------------------------
     @property
@@ -109,7 +124,7 @@ class Session:
         self._repl_input = interactive
         unit = Unit(filename, source, interactive and "\n" not in source.strip())
         self._shown_warnings = set()
-        self._unit = unit
+        self._unit = self._interp.unit = unit
         try:
             with self._running():
                 self._phase = "compile"
@@ -137,18 +152,12 @@ class Session:
 
     def completions(self) -> list[str]:
         """Workspace names, keywords and built-ins (for the REPL's completer)."""
-        from .builtins import BUILTINS
-
-        names = set(self.workspace) | set(self._interp.predefined) | set(KEYWORDS) | set(BUILTINS)
+        # BUILTINS read now, not bound at import: an operation registered later (spec.listen) rebinds it
+        names = set(self.workspace) | set(self._interp.predefined) | set(KEYWORDS) | set(builtins_module.BUILTINS)
         return sorted(names)
 
     def attribute_completions(self, name: str) -> list[str]:
         """Attributes and methods valid after `name.` (`name` may be dotted: `x.grad`)."""
-        from .builtins import ATTRIBUTES, METHODS, NODE_ATTRIBUTES, NODE_METHODS, TENSOR_HOOK_METHODS
-        from .namespace import Namespace
-        from .runtime import ENGINE as _T
-        from .values import surface_of
-
         parts = name.split(".")
         value = self.workspace.get(parts[0], self._interp.predefined.get(parts[0]))
         with warnings.catch_warnings():
@@ -177,10 +186,6 @@ class Session:
 
     def status(self) -> tuple[str, int]:
         """(grad mode: "grad" | "no_grad" | "inference_mode", tensors in the workspace that require grad)."""
-        import gradcalc
-
-        from .runtime import ENGINE as _T
-
         if gradcalc.autograd.is_inference_mode_enabled():
             mode = "inference_mode"
         elif not gradcalc.is_grad_enabled():
@@ -200,10 +205,6 @@ class Session:
         RAISE (raise KeyboardInterrupt there: the statement running has changed nothing), WAIT (it has begun
         changing state: let it finish, then stop before the next one), RETRY (not at this point: a moment
         later, or before the next statement), IDLE (no program runs). See the module docstring."""
-        from gradcalc.autograd.interrupts import UNSAFE
-
-        from .compiler import Compiler
-
         if self._phase is None or self._stopping:
             return IDLE
         if self._phase != "run":
@@ -241,8 +242,6 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def _compile(self, source: str, unit: Unit) -> list:
-        from .parser import no_gc, parse
-
         try:
             with no_gc():  # the program and its closures are all kept: no collection need look at them
                 program = parse(source)
@@ -255,8 +254,6 @@ class Session:
             raise
 
     def _execute(self, steps: list, keep_going: bool) -> bool:
-        from gradcalc.autograd.grad_mode import restore_state, save_state
-
         ok = True
         interp = self._interp
         top = interp.top
@@ -295,10 +292,6 @@ class Session:
         """For one run: the element limit, a recursion limit for deep programs, warnings caught as ours, and
         float64 as the default dtype (LANGUAGE.md section 1) in this thread only: Python code in the same
         process keeps its own (PyTorch's float32, or what it set)."""
-        from gradcalc.autograd.defaults import FLOAT64, default_dtype
-
-        from .builtins import LIMITS
-
         LIMITS.max_elements = self.max_elements
         self._interp.max_elements = self.max_elements
         old_limit = sys.getrecursionlimit()
@@ -332,8 +325,6 @@ class Session:
 
     def show(self, value: Any, is_call: bool = False) -> None:
         """An expression statement's value: printed, and remembered as `_`/`ans` (none is neither)."""
-        from .render import render
-
         if value is None and is_call:
             return  # a method called for its effect (b.retain_grad()) prints nothing
         text = render(value, self.format)  # first: a value that can't be shown changes nothing
@@ -344,8 +335,6 @@ class Session:
         self._write(self.out, text + "\n")
 
     def print_values(self, values: list[Any]) -> None:
-        from .render import render_print
-
         text = render_print(values, self.format)
         self._commit()
         self._write(self.out, text + "\n")
@@ -356,38 +345,36 @@ class Session:
         self._guard.changing = self._stamp.origin
 
     def graph(self, tensor: Any, path: str | None) -> None:
-        """`graph y [to PATH]`: the tree to standard output, or a file (graph.py)."""
-        from . import graph
-        from .names import Names
+        """`graph y [to PATH]`: the tree (JSON with --format json) to standard output, or a file (graph.py)."""
+        from .tell import graph  # (graph and names load when a program first draws one, not on a cold start)
+        from .tell.names import Names
 
-        names = Names(self.workspace, self._interp.finished_loop_names())
+        told = graph.Graph(tensor, Names(self.workspace, self._interp.finished_loop_names()))
         if path is None:
-            self._write(self.out, graph.tree(tensor, names) + "\n")
+            self._write(self.out, told.render(self.format, self.color) + "\n")
             return
-        graph.save(graph.dot(tensor, names), path)
+        graph.save(told.dot(), path)
         self.wrote(path)
 
     def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,
              path: str | None) -> list[str]:
         """The `plot` statement's output: a terminal plot, plain rows or JSON (by --format), or an image file."""
-        from gradcalc import plotting as P
-
-        from .statements.plot import PROPAGATE
+        from gradcalc import plotting as P  # (plotting loads when a program first plots, not on a cold start)
 
         if path is None and self.format == "torch":
             width = P.terminal_width()
-            figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(width), propagate=PROPAGATE)
+            figure = P.make_figure(exprs, name, lo, hi, order, P.samples_for_width(width), propagate=STOPS)
             rendered = P.render_terminal(figure, width, color=self.color)
             if rendered.text:
                 self._write(self.out, rendered.text.rstrip("\n") + "\n")
             return list(rendered.warnings)
-        figure = P.make_figure(exprs, name, lo, hi, order, propagate=PROPAGATE)
+        figure = P.make_figure(exprs, name, lo, hi, order, propagate=STOPS)
         if path is not None:
             done = P.write_image(figure, path)
             if done.written:
                 self.wrote(path)
             return list(done.warnings)
-        from gradcalc.plotting.figure import drawable
+        from gradcalc.plotting.figure import drawable  # (as above: not on a cold start)
 
         text = P.render_plain(figure) if self.format == "plain" else P.render_json(figure)
         self._write(self.out, text.rstrip("\n") + "\n")
@@ -395,7 +382,7 @@ class Session:
 
     def wrote(self, path: str) -> None:
         """A file the program wrote, confirmed on standard error (`wrote y.svg`; LANGUAGE.md §6)."""
-        from gradcalc.files import confirmation
+        from gradcalc.files import confirmation  # (when a program first writes a file: not on a cold start)
 
         self._write(self.err, confirmation(path) + "\n")
 
@@ -475,22 +462,15 @@ class Session:
     # -- commands ------------------------------------------------------------------------------------
     def command(self, name: str, arg: str) -> None:
         """A `:` command line: :help [topic], :vars, :reset, :load FILE, :quit."""
-        {
-            "help": self._help,
-            "vars": self._vars,
-            "reset": self._reset,
-            "load": self._load,
-            "quit": self._quit,
-            "export": self._export,
-        }[name](arg)
+        getattr(self, f"_{name}")(arg)  # one method per name of syntax/keywords.py's COMMANDS
 
     def _help(self, arg: str) -> None:
-        from .help import help_text
+        from .tell.help import help_text  # (:help loads it, not a cold start)
 
         self._write(self.out, help_text(arg).rstrip("\n") + "\n")
 
     def _vars(self, arg: str) -> None:
-        from .vars import vars_table
+        from .tell.vars import vars_table  # (:vars loads it, not a cold start)
 
         self._write(self.out, vars_table(self.workspace) + "\n")
 
@@ -505,8 +485,9 @@ class Session:
     def _export(self, arg: str) -> None:
         """`:export torch FILE.py`, `:export notebook FILE.ipynb`: the session so far (its statements that did not
         fail) as a PyTorch script or a notebook, written through gradcalc/files.py; without FILE, printed."""
+        # (the export and the file writer are loaded when a session first exports: not on a cold start)
         from gradcalc.export.session import export_command
-        from gradcalc.files import FileProblem
+        from gradcalc.files import FileProblem  # (not on a cold start either)
 
         try:
             path = export_command(self.record, arg, lambda text: self._write(self.out, text))
@@ -516,8 +497,6 @@ class Session:
             self.wrote(path)
 
     def _load(self, arg: str) -> None:
-        from .parser import parse
-
         path = arg.strip()
         if len(path) >= 2 and path[0] == path[-1] and path[0] in "\"'":
             path = path[1:-1]
@@ -543,10 +522,6 @@ class Session:
 @lru_cache(maxsize=1)
 def _own_code() -> tuple[str, ...]:
     """Where gradcalc's and NumPy's code lives: a Ctrl-C raises only in frames of theirs (interrupt_verdict)."""
-    import numpy
-
-    import gradcalc
-
     return tuple(os.path.dirname(m.__file__) + os.sep for m in (gradcalc, numpy) if m.__file__)
 
 __all__ = ["IDLE", "QuitRequested", "RAISE", "RETRY", "Session", "WAIT", "error_from"]

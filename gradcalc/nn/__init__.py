@@ -1,5 +1,6 @@
 """`gradcalc.nn`: PyTorch's `torch.nn` for the layers gradcalc has: `Module`, `Parameter`, `Sequential`,
-`Linear`, `Flatten`, `Unflatten`, the activations, the losses, and the submodules `functional` and `init`.
+`Linear`, `Flatten`, `Unflatten`, the activations, the losses, `Dropout` (and its 1d/2d/3d forms), `BatchNorm1d`,
+`BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `Embedding`, and the submodules `functional` and `init`.
 
 The number of parameters of a network is `sum(p.numel() for p in net.parameters())`; `print(net)` shows
 its layers as PyTorch does.
@@ -10,14 +11,38 @@ from __future__ import annotations
 from . import functional, init
 from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
 from .container import Sequential
+from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import Module
+from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm
 from .parameter import Parameter
+from .sparse import Embedding
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "Flatten", "GELU", "Identity", "L1Loss", "Linear",
     "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax",
     "Softplus", "Tanh", "Unflatten", "functional", "init",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
+    "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss",
+]
+
+# -- convolution and pooling layers (issue 21) ----------------------------------------------------------------
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: E402
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d  # noqa: E402
+
+__all__ += [
+    "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose1d",
+    "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
 ]

@@ -1,24 +1,46 @@
 """`gradcalc.nn.functional`: PyTorch's `torch.nn.functional` for the layers gradcalc has, as functions.
 
-`linear`, the activations `relu tanh sigmoid softplus gelu silu`, `softmax log_softmax`, and the losses
-`mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits cross_entropy nll_loss`.
+`linear`, the activations `relu tanh sigmoid softplus gelu silu`, `softmax log_softmax`, the losses
+`mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits cross_entropy nll_loss smooth_l1_loss
+huber_loss kl_div`, `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm`, and `embedding`.
 """
 
 from __future__ import annotations
 
 import warnings
 
+from ..autograd.ops import dropout as _D
 from ..autograd.ops import elementwise as _E
 from ..autograd.ops import softmax as _S
 from ..autograd.ops import unary as _U
+from ..autograd.ops.batch_norm import batch_norm
 from ..autograd.ops.classification import cross_entropy, nll_loss
+from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad
+from ..autograd.ops.divergence import kl_div
+from ..autograd.ops.dropout import dropout
+from ..autograd.ops.embedding import embedding
+from ..autograd.ops.encoding import one_hot
 from ..autograd.ops.losses import binary_cross_entropy, binary_cross_entropy_with_logits, l1_loss, mse_loss
 from ..autograd.ops.nn import gelu, linear, silu
+from ..autograd.ops.normalization import layer_norm
+from ..autograd.ops.pooling import (
+    adaptive_avg_pool1d,
+    adaptive_avg_pool2d,
+    avg_pool1d,
+    avg_pool2d,
+    max_pool1d,
+    max_pool2d,
+)
+from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
 
 __all__ = [
-    "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "gelu", "l1_loss", "linear",
-    "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "silu", "softmax", "softplus", "tanh",
+    "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
+    "dropout1d", "dropout2d", "dropout3d", "embedding", "gelu", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+    "linear", "log_softmax", "mse_loss", "nll_loss", "relu", "sigmoid", "silu", "smooth_l1_loss", "softmax",
+    "softplus", "tanh",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv_transpose1d",
+    "conv_transpose2d", "max_pool1d", "max_pool2d", "one_hot", "pad",
 ]
 
 
@@ -61,3 +83,68 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: 
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: object = None) -> Tensor:  # noqa: A002
     """log(softmax(x)) along `dim`, computed stably."""
     return _S.log_softmax(input, _softmax_dim("log_softmax", input.dim()) if dim is None else dim, dtype)
+
+
+# -- channel-wise dropout: PyTorch's Python over feature_dropout ---------------------------------------------
+def _channels(input: Tensor, p: float, training: bool, inplace: bool, batched: bool) -> Tensor:  # noqa: A002
+    """feature_dropout on `input`, given a batch dim of one first when it has none (PyTorch's no-batch form)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if batched:
+        return _D.feature_dropout_(input, p, training) if inplace else _D.feature_dropout(input, p, training)
+    if inplace:  # written through a view with a batch dim of one (PyTorch reshapes the tensor itself in place)
+        _D.feature_dropout_(input.unsqueeze(0), p, training)
+        return input
+    return _D.feature_dropout(input.unsqueeze(0), p, training).squeeze(0)
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels of an (N, C, L) or (C, L) input with probability p in training mode (the others
+    scaled by 1/(1-p))."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    n = input.dim()
+    if n not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {n}D input. Note that dropout1d exists to provide "
+            "channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an optional batch "
+            "dimension (i.e. 2D or 3D inputs)."
+        )
+    return _channels(input, p, training, inplace, n == 3)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels (2-d feature maps) of an (N, C, H, W) input with probability p in training mode (the
+    others scaled by 1/(1-p)); a 3-d input is taken as (N, C, L), as PyTorch does, with its warning."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    n = input.dim()
+    if n not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {n}-D input to dropout2d, which is deprecated and will result in an error in a "
+            "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
+            "dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if n == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape (C, H, "
+            "W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    return _channels(input, p, training, inplace, True)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
+    """Zero whole channels (3-d feature maps) of an (N, C, D, H, W) or (C, D, H, W) input with probability p in
+    training mode (the others scaled by 1/(1-p))."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    n = input.dim()
+    if n not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {n}-D input to dropout3d, which is deprecated and will result in an error in a "
+            "future release. To retain the behavior and silence this warning, please use dropout instead. Note that "
+            "dropout3d exists to provide channel-wise dropout on inputs with 3 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    return _channels(input, p, training, inplace, n == 5)

@@ -1,5 +1,6 @@
-"""Loss layers: `MSELoss`, `L1Loss`, `BCELoss`, `BCEWithLogitsLoss`, `CrossEntropyLoss`, `NLLLoss`; each
-calls its function in `nn.functional` with the reduction (and weights) given to its constructor."""
+"""Loss layers: `MSELoss`, `L1Loss`, `BCELoss`, `BCEWithLogitsLoss`, `CrossEntropyLoss`, `NLLLoss`,
+`SmoothL1Loss`, `HuberLoss`, `KLDivLoss`; each calls its function in `nn.functional` with the reduction (and
+weights) given to its constructor."""
 
 from __future__ import annotations
 
@@ -82,3 +83,43 @@ class CrossEntropyLoss(_WeightedLoss):
     def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
         return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
                                reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class SmoothL1Loss(_Loss):
+    """Squared error below `beta`, absolute error above it."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """Squared error below `delta`, delta-scaled absolute error above it."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        if isinstance(delta, bool) or not isinstance(delta, (float, int)):
+            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(Module):
+    """The Kullback-Leibler divergence of log-probabilities from a target ('batchmean' is the definition's
+    reduction; 'mean' also divides by the number of classes, with PyTorch's warning)."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__()
+        if size_average is not None or reduce is not None:
+            reduction = reduction_of("KLDivLoss", reduction, size_average, reduce)
+        self.reduction, self.log_target = reduction, log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

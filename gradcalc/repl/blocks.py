@@ -11,14 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from gradcalc.lang.syntax.shape import compound_keywords, continuations
+
 INDENT = "    "
 _DEDENT_AFTER = ("return", "break", "continue")
-# The words that start a compound statement: its input is a block, collected until an empty line, whether
-# or not its header is right (`def f(x)` without the colon gets its error once the block is complete).
-_COMPOUND = frozenset({"if", "for", "while", "with", "def", "function"})
-# A line that continues the statement of a line above it -> the words that line starts with: `else:` and
-# `elif c:` continue an `if`, a custom function's `backward(g):` continues its `forward:`.
-_CONTINUES = {"else": ("if", "elif"), "elif": ("if", "elif"), "backward": ("forward",)}
+# From the grammar (gradcalc/lang/syntax/shape.py): the words that start a compound statement, whose input is
+# a block collected until an empty line whether or not its header is right (`def f(x)` without the colon gets
+# its error once the block is complete); and the clauses that continue a statement of a line above them
+# (`else:` and `elif c:` an `if`, a custom function's `backward(g):` its `forward:`), each with the words of
+# the lines it may continue.
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BACKWARD_HEADER = re.compile(r"backward\s*\(")
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')  # the grammar's STRING
@@ -82,7 +83,7 @@ def open_brackets(text: str) -> int:
 def is_block(lines: list[str]) -> bool:
     """Whether the input is a block, ended only by an empty line: a line of it ends in `:`, or it starts with
     a compound statement's word (`if c: x = 1` on one line, which an `else:` may follow, as in Python)."""
-    return any(opens_block(line) for line in lines) or first_word(lines[0]) in _COMPOUND
+    return any(opens_block(line) for line in lines) or first_word(lines[0]) in compound_keywords()
 
 
 def is_command(text: str) -> bool:
@@ -130,7 +131,7 @@ def header_indent(text_before_cursor: str) -> str | None:
     line = lines[-1]
     code = code_part(line).strip()
     word = first_word(code)
-    openers = _CONTINUES.get(word)
+    openers = continuations().get(word)
     if openers is None or not code.endswith(":"):
         return None
     if word == "backward" and not _BACKWARD_HEADER.match(code):

@@ -10,9 +10,10 @@ from typing import Any, Protocol
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion, PathCompleter
 from prompt_toolkit.document import Document
 
+from gradcalc.lang.syntax.keywords import COMMANDS as COMMAND_NAMES
 from gradcalc.repl.blocks import scan
 
-COMMANDS = (":help", ":vars", ":reset", ":load", ":export", ":quit")
+COMMANDS = tuple(":" + name for name in COMMAND_NAMES)  # the language's (gradcalc/lang/syntax/keywords.py)
 EXPORT_FORMATS = ("torch", "notebook")  # gradcalc.export.FORMATS (not imported: the REPL starts without it)
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
@@ -55,7 +56,7 @@ class GradcalcCompleter(Completer):
 
     def _namespace(self, base: str) -> Any:
         """The namespace `base` names (`nn`, `torch.nn`, an imported alias), or None."""
-        from ..lang.namespace import PREDEFINED_NAMESPACES, Namespace
+        from ..lang.values.namespace import PREDEFINED_NAMESPACES, Namespace
 
         first, *rest = base.split(".")
         workspace = getattr(self.session, "workspace", {})
@@ -83,8 +84,8 @@ class GradcalcCompleter(Completer):
                 namespace = self._namespace(base)
             except Exception:  # noqa: BLE001 - completion must never break the prompt
                 return
-            from ..lang.builtins import METHODS, NODE_METHODS
-            from ..lang.namespace import member_kind
+            from ..lang.values.builtins import METHODS, NODE_METHODS
+            from ..lang.values.namespace import member_kind
 
             for name in sorted(set(names)):
                 if name.startswith(prefix) and (prefix.startswith("_") or not name.startswith("_")):

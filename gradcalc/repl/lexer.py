@@ -20,14 +20,15 @@ from pygments.token import (
 )
 
 from gradcalc.lang import BUILTINS, KEYWORDS
-from gradcalc.lang.keywords import AS_KEYWORDS, CONSTANT_KEYWORDS, GRAD_MODES, IMPORT_KEYWORDS, OPERATOR_KEYWORDS
+from gradcalc.lang.syntax.keywords import AS_KEYWORDS, CONSTANT_KEYWORDS, GRAD_MODES, IMPORT_KEYWORDS, OPERATOR_KEYWORDS
+from gradcalc.lang.syntax.keywords import COMMANDS as COMMAND_NAMES
 
 # The keywords by what they are, read from the grammar's rules (keywords.py): values (true none ...),
 # operators (and or not), the grad modes of `with` (also after a namespace there: `with torch.no_grad():`),
 # the import keywords (import from, and `as`, a keyword only in an import), and the statements.
 MODE_KEYWORDS = GRAD_MODES
 #: The REPL's commands.
-COMMANDS = (":help", ":vars", ":reset", ":load", ":export", ":quit")
+COMMANDS = tuple(":" + name for name in COMMAND_NAMES)
 
 _STATEMENT_KEYWORDS = tuple(
     k for k in KEYWORDS if k not in CONSTANT_KEYWORDS + OPERATOR_KEYWORDS + MODE_KEYWORDS + IMPORT_KEYWORDS

@@ -185,4 +185,4 @@ def test_statements_before_the_interrupted_one_stay_done(start: Callable[..., Ch
     out = child.text["out"]
     assert out.splitlines()[1] == "1"  # after "go": a, bound before
     assert "error at two.gc:4:1: interrupted" in out  # explain names the statement Ctrl-C stopped
-    assert "line 4 (`b = (big @ big @ big @ big).sum()`)" in out
+    assert "line 4 of two.gc (`b = (big @ big @ big @ big).sum()`)" in out

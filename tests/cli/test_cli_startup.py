@@ -76,4 +76,4 @@ def test_a_warm_batch_run_imports_neither_lark_nor_argparse(tmp_path: Path) -> N
     assert "lark" in first  # a cold cache: the tables were made from Lark's parser
     second = imported()
     assert not {"lark", "argparse", "hashlib"} & second
-    assert "gradcalc.lang.parser" in second
+    assert "gradcalc.lang.syntax.parser" in second

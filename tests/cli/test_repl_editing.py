@@ -54,7 +54,8 @@ def test_up_arrow_searches_the_history_by_the_prefix_typed_in_a_terminal(termina
     # An empty input walks the whole history: Up gives the newest input of all.
     t.key("Up")
     t.wait_for(lambda s: last_prompt_line(s) == ">>> b1 * 10", "the newest input")
-    t.key("C-c")
+    t.key("C-c")  # the line is dropped: Ctrl-D then quits from an empty prompt (wait for it: a loaded machine)
+    t.wait_for(lambda s: last_prompt_line(s) == ">>>", "an empty prompt after Ctrl-C")
     t.key("C-d")
     assert t.wait_exit() == 0
 

@@ -266,6 +266,33 @@ RECIPES.update({
         C((4,), (4,), call=lambda f, a, t: f(a, t * 0.5)),
         C((2, 3), (2, 3), call=lambda f, a, t: f(a, t * 0.5, reduction="sum")),
     ],
+    "layer_norm": [C((2, 3), args=([3],)), C((2, 3, 4), args=([3, 4],)),
+                   C((2, 3), (3,), (3,), call=lambda f, x, w, b: f(x, [3], w, b)),
+                   C((4, 2), (2,), call=lambda f, x, w: f(x, [2], w, eps=0.1))],
+    "xlogy": [*binary(1.5), C((3,), call=lambda f, y: f(2.5, y))], "Tensor.xlogy": binary(1.5),
+    "xlogy_": binary(1.5, inplace=True),
+    "feature_dropout": [C((2, 3, 4), args=(1.0, True)), C((2, 3), args=(0.5, False))],
+    "native_dropout": [C((2, 3), call=lambda f, x: f(x, 0.0, True)[0]), C((3,), call=lambda f, x: f(x, 0.4, False)[0]),
+                       C((2, 2), call=lambda f, x: f(x, 1.0, True)[0])],
+})
+# convolution, pooling, padding and einsum (ops/conv.py, pooling.py, einsum.py; compared with PyTorch in
+# test_conv.py, test_pooling.py, test_einsum.py): small inputs, so that second order stays quick
+RECIPES.update({
+    "conv1d": [C((1, 2, 5), (3, 2, 2)), C((2, 5), (3, 2, 2), (3,)), C((1, 2, 6), (2, 1, 3), stride=2, groups=2)],
+    "conv2d": [C((1, 2, 4, 4), (3, 2, 2, 2)), C((1, 2, 3, 3), (2, 2, 2, 2), (2,), padding=1),
+               C((1, 2, 5, 5), (2, 2, 3, 3), stride=2, dilation=1, padding="valid")],
+    "conv_transpose1d": [C((1, 2, 4), (2, 3, 2)), C((1, 2, 3), (2, 1, 2), (1,), stride=2)],
+    "conv_transpose2d": [C((1, 2, 3, 3), (2, 3, 2, 2)), C((1, 2, 2, 2), (2, 1, 2, 2), (1,), stride=2, padding=1)],
+    "convolution": [C((1, 2, 4), (3, 2, 2), (3,), args=((1,), (0,), (1,), False, (0,), 1))],
+    "constant_pad_nd": [C((2, 3), args=([1, 1],)), C((2, 3, 4), args=([1, 0, 2, 1], 0.5))],
+    "max_pool1d": [C((1, 2, 6), args=(2,)), C((2, 5), args=(3,), stride=2, padding=1)],
+    "max_pool2d": [C((1, 2, 4, 4), args=(2,)), C((2, 5, 5), args=(3,), stride=2, padding=1),
+                   C(np.array([[[1.0, 1.0], [0.5, 1.0]]]), args=(2,))],
+    "avg_pool1d": [C((1, 2, 6), args=(2,)), C((2, 5), args=(3,), stride=2, padding=1)],
+    "adaptive_avg_pool1d": [C((1, 2, 6), args=(3,)), C((2, 5), args=(1,))],
+    "diagonal": [C((3, 3)), C((3, 4), args=(1,)), C((2, 3, 4), args=(0, 0, 2))],
+    "einsum": [C((2, 3), (3, 4), call=lambda f, a, b: f("ij,jk->ik", a, b)), C((3, 3), call=lambda f, a: f("ii->i", a)),
+               C((2, 3), call=lambda f, a: f("ij->", a)), C((3,), (2,), call=lambda f, a, b: f("i,j->ij", a, b))],
 })
 # the in-place methods again, through a view of their input and on a base under a view
 RECIPES["mul_"] += [C((2, 3), call=lambda f, x: on_view(f, x, 2.0)),
@@ -305,6 +332,11 @@ NOT_MADE_BY_OPERATIONS = {
     "nn.GeluBackward0": NN_FUNCTIONAL,
     "nn.GeluBackwardBackward0": NN_FUNCTIONAL,
     "nn.SiluBackward0": NN_FUNCTIONAL,
+    **dict.fromkeys(("batch_norm.NativeBatchNormBackward0", "batch_norm.NativeBatchNormBackwardBackward0",
+                     "embedding.EmbeddingBackward0", "embedding.EmbeddingDenseBackwardBackward0",
+                     "smooth_losses.SmoothL1LossBackward0", "smooth_losses.SmoothL1LossBackwardBackward0",
+                     "smooth_losses.HuberLossBackward0", "smooth_losses.HuberLossBackwardBackward0"),
+                    "made by gradcalc.nn.functional, outside the op tables (both modes: test_nn_extra_both_modes.py)"),
     "forward_ad._ForwardEdge": "forward mode's marker edge: never run by backward (test_forward_ad.py)",
 }
 

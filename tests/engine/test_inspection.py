@@ -191,6 +191,62 @@ def test_formula_reads_the_class_attribute() -> None:
     assert ins.formula(node) is None or isinstance(ins.formula(node), str)
 
 
+class _Spec:
+    """What a node class's op spec holds of its formula (issue 19's `NodeSpec.formula`)."""
+
+    def __init__(self, formula: Any) -> None:
+        self.formula = formula
+
+
+def test_formula_per_input_is_written_on_one_line_in_pytorchs_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """derivatives.yaml writes one formula per input (`self: grad * other`, `other: grad * self`); a spec that
+    keeps them by input name is shown as derivatives.yaml lists them, in the spec's order."""
+    x = gradcalc.tensor(2.0, requires_grad=True)
+    mul = (x * x).grad_fn
+    cls = type(mul)
+    monkeypatch.setattr(cls, "formula", {"self": "grad * other", "other": "grad * self"}, raising=False)
+    assert ins.formulas(mul) == (("self", "grad * other"), ("other", "grad * self"))
+    assert ins.formula(mul) == "self: grad * other; other: grad * self"
+    monkeypatch.setattr(cls, "formula", None, raising=False)
+    monkeypatch.setattr(cls, "spec", _Spec({"other": "grad * self"}), raising=False)
+    assert ins.formula(mul) == "other: grad * self"  # the spec's, when the class has none of its own
+    monkeypatch.setattr(cls, "spec", _Spec("grad * 2 * self"), raising=False)
+    assert ins.formulas(mul) == ((None, "grad * 2 * self"),) and ins.formula(mul) == "grad * 2 * self"
+    for nothing in ("", {}, 3, {"self": None}):  # nothing written, or nothing that is a formula
+        monkeypatch.setattr(cls, "spec", _Spec(nothing), raising=False)
+        assert ins.formula(mul) is None and ins.formulas(mul) == ()
+    acc = ins.edge_of(x).node
+    assert ins.formula(acc) is None  # a leaf's AccumulateGrad: nothing to differentiate
+
+
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_accumulates_is_pytorchs_accumulate_grad(name: str) -> None:
+    """Walked side by side with PyTorch's graph: `accumulates` is true exactly at PyTorch's AccumulateGrad
+    nodes, and `leaf` is the leaf PyTorch's `variable` is."""
+
+    def build(T: Any) -> tuple[Any, Any, Any]:
+        x = T.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = T.tensor([4.0, 5.0, 6.0], requires_grad=True)
+        return GRAPHS[name](T, x, y), x, y
+
+    (ours, x, y), (theirs, tx, ty) = both(build)
+    stack = [(ours.grad_fn, theirs.grad_fn)]
+    seen = 0
+    while stack:
+        node, fn = stack.pop()
+        seen += 1
+        is_acc = type(fn).__name__ == "AccumulateGrad"
+        assert ins.accumulates(node) == is_acc, node.name()
+        if is_acc:
+            assert ins.leaf(node) is (x if fn.variable is tx else y if fn.variable is ty else None)
+        else:
+            assert ins.leaf(node) is None
+        edges = ins.inputs(node)
+        assert len(edges) == len(fn.next_functions)
+        stack.extend((e.node, f) for e, (f, _) in zip(edges, fn.next_functions, strict=True) if e is not None)
+    assert seen >= 2
+
+
 def test_observe_gives_typed_records_in_pytorchs_order() -> None:
     """The records of a small backward, in the order PyTorch's engine runs the nodes (its hooks fire in
     that order: one hook per node records PyTorch's)."""

@@ -376,3 +376,32 @@ def test_random_setitem(case: tuple, broadcast: bool) -> None:
         return y
 
     check(scenario, arrays_for(shape, value_shape), grad_names=False)
+
+
+# -- views of a 0-d tensor: an in-place change of the base or through the view ----------------------------
+@pytest.mark.parametrize("make_view", [
+    lambda y: y.expand(3), lambda y: y.view(1), lambda y: y.unsqueeze(0).unsqueeze(1), lambda y: y.reshape(1, 1),
+], ids=["expand", "view", "unsqueeze", "reshape"])
+@pytest.mark.parametrize("through_view", [False, True])
+def test_views_of_a_0d_tensor_follow_an_in_place_change(make_view: Any, through_view: bool) -> None:
+    """A 0-d tensor has views of any shape; after it (or one of them) changes in place, every one reads its
+    gradient from the new graph, as PyTorch's do (AsStridedBackward0, CopySlices)."""
+    outcomes = []
+    for L in (torch, gradcalc):
+        x = L.tensor([1.0, 2.0, 3.0], dtype=L.float64, requires_grad=True)
+        y = (x * x).sum()
+        v = make_view(y)
+        if through_view:
+            v.mul_(3.0) if v.numel() == 1 else y.mul_(3.0)
+        else:
+            y.cos_()
+        weights = L.arange(1.0, v.numel() + 1, dtype=L.float64).reshape(v.shape)
+        (v * weights).sum().backward(retain_graph=True)
+        y.backward()
+        outcomes.append((type(v.grad_fn).__name__, type(y.grad_fn).__name__, v.detach().numpy(), y.item(),
+                         x.grad.numpy()))
+    (tn, tb, tv, ty, tg), (gn, gb, gv, gy, gg) = outcomes
+    assert (gn, gb) == (tn, tb)
+    np.testing.assert_allclose(gv, tv, rtol=1e-14)
+    np.testing.assert_allclose(gy, ty, rtol=1e-14)
+    np.testing.assert_allclose(gg, tg, rtol=1e-14)

@@ -45,7 +45,9 @@ NO_FORWARD_RULE = {
     "inplace.AsStridedBackward0": "a write through a view",
 }
 # The nodes whose forward rule is the double-vjp, named in their spec where it is right
-DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0"}
+DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0",
+              # the three-output create_graph nodes of the normalizations: their own formulas' transpose
+              "batch_norm.NativeBatchNormBackwardBackward0", "normalization.NativeLayerNormBackwardBackward0"}
 # Nodes no sample reaches: the in-place ones are checked against PyTorch by IN_PLACE below; and why not the others
 NOT_SAMPLED = {
     "arithmetic.NotImplemented_", "inplace.CopySlices", "inplace.AsStridedBackward0", "inplace.IndexBackward0",
@@ -78,6 +80,8 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("amin", 1): {("ViewBackward0", "ReshapeAliasBackward0")},
     ("matmul", 0): {("ViewBackward0", "ReshapeAliasBackward0")},
     ("matmul", 2): {("ViewBackward0", "ReshapeAliasBackward0")},
+    ("einsum", 2): {("ViewBackward0", "ReshapeAliasBackward0")},  # (a view's gradient, reshaped back)
+    ("einsum", 3): {("ViewBackward0", "ReshapeAliasBackward0")},
     ("matmul", 1): {("ViewBackward0", "ReshapeAliasBackward0"), ("ViewBackward0", "TransposeBackward0"),
                     ("TransposeBackward0", "ViewBackward0")},
     # the target's gradient: PyTorch's logit(self) and log_sigmoid, gradcalc's log(self) - log1p(-self), -softplus(-x)

@@ -15,6 +15,8 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import math
+import re
 import signal
 import threading
 import warnings
@@ -187,24 +189,69 @@ def differs(source: str, filename: str = "t.gc") -> str | None:
     if gc.timed_out or "(raise it with --max-elements)" in gc.error or source.strip() in NOT_RUN:
         return None  # an endless program, a test of gradcalc's limits: nothing to compare
     script = export_program(source, filename, "torch")
-    torch_run = run_torch(script, gc.draw_at)
+    # (stopped once it printed well past where gradcalc's output is cut: the same lines may print a little longer)
+    torch_run = run_torch(script, None if gc.draw_at is None else 2 * gc.draw_at + 200)
     expected, got = gc.out, torch_run.out
     if gc.draw_at is not None:
-        expected, got = expected[: gc.draw_at], got[: gc.draw_at]
-        if got != expected:
+        expected = expected[: gc.draw_at]
+        got = _lines(got, expected.count("\n"))
+        if not same_printed(expected, got):
             return f"before the first draw (or value of gradcalc's own):\n--- gradcalc\n{expected}--- torch\n{got}"
         return None
     if not gc.ok:
         # gradcalc stopped at an error: the script raises there too, or runs on where the error is the
         # language's own (a name or an argument it does not take, a statement the script writes as a comment):
         # compared up to there
-        got = got[: len(expected)]
-    if got != expected:
+        got = _lines(got, expected.count("\n"))
+    if not same_printed(expected, got):
         return (f"--- gradcalc\n{expected}--- torch\n{got}--- torch error: {torch_run.error}\n"
                 f"--- gradcalc error: {gc.error}")
     if gc.ok and not torch_run.ok:
         return f"gradcalc ran, the script failed: {torch_run.error}"
     return None
+
+
+def _lines(text: str, n: int) -> str:
+    return "".join(text.splitlines(keepends=True)[:n])
+
+
+_NUMBER = re.compile(r"(?<![\w.])-?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?(?![\w.])")
+
+
+def _printed_step(token: str) -> float:
+    """One unit in the last digit `token` was printed with (`0.1235`: 1e-4; `1.2346e-05`: 1e-9), or 0 for a
+    number printed whole (`6.`, `3`: PyTorch prints a tensor so only when its values are whole numbers)."""
+    mantissa, _, exponent = token.lstrip("-").partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return 10.0 ** (int(exponent or 0) - decimals) if decimals else 0.0
+
+
+def same_printed(expected: str, got: str) -> bool:
+    """Whether two outputs are the same, or the same but for the rounding of their numbers: each pair of numbers
+    as far apart as their printing rounded them (half a last digit each) plus float64's rounding (ROUNDING), the
+    text around them the same up to spacing. (The engine and PyTorch may sum or factor a formula in another
+    order, a float64 rounding apart: printed to 4 decimals, `6.` beside `6.0000`, a last digit one apart, or
+    `1.1102e-16` where the other cancelled to `0.`.)"""
+    if expected == got:
+        return True
+    xs, ys = _NUMBER.findall(expected), _NUMBER.findall(got)
+    if len(xs) != len(ys) or "".join(_NUMBER.sub("#", expected).split()) != "".join(_NUMBER.sub("#", got).split()):
+        return False
+    steps = [(_printed_step(x) + _printed_step(y)) / 2 for x, y in zip(xs, ys, strict=True)]
+    return all(_close(float(x), float(y), step) for x, y, step in zip(xs, ys, steps, strict=True))
+
+
+# float64 against float64: eps (2.2e-16) times what a short program's rounding errors add up to, with intermediate
+# values up to ~1e4 (a value that cancels to 0 in one is 1e-16 in the other)
+ROUNDING = 1e-10
+
+
+def _close(x: float, y: float, rounded: float) -> bool:
+    """Whether printed numbers `x` and `y`, each rounded by up to half its last digit (together `rounded`), can
+    be the same value up to float64's rounding."""
+    if x == y or (math.isnan(x) and math.isnan(y)):
+        return True
+    return abs(x - y) <= rounded * 1.0001 + ROUNDING * max(1.0, abs(x), abs(y))
 
 
 # -- the corpus -------------------------------------------------------------------------------------------

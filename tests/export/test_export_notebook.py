@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from differential import ROOT
-from kernel_client import CELL, kernel_env, plain
+from kernel_client import CELL, STARTUP, kernel_env, plain
 
 from gradcalc.export import export_program
 from gradcalc.lang import Session
@@ -60,16 +60,16 @@ def gradcalc_run(source: str) -> tuple[str, int]:
     return out.getvalue(), err.getvalue().count(": error: ")
 
 
-def gradcalc_cells(nb: Any) -> tuple[str, int]:
-    """What gradcalc prints for the notebook's code cells run one after another into one workspace (each cell
-    its own unit, as in the kernel: `graph` and `explain` name a statement's line within its cell), and how many
-    cells failed."""
+def gradcalc_cells(nb: Any, first: int) -> tuple[str, int]:
+    """What gradcalc prints for the notebook's code cells run one after another into one workspace (each cell its
+    own unit, as in the kernel: `graph` and `explain` name a statement's line within its cell, the first cell
+    `In[first]`), and how many cells failed."""
     out, err = io.StringIO(), io.StringIO()
     session = Session(out=out, err=err)
     failed = 0
-    for n, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            failed += not session.run(cell.source, f"In[{n}]")  # as the kernel runs a cell (host.py)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    for count, cell in enumerate(code, start=first):  # as the kernel runs and names them (host.py)
+        failed += not session.run(cell.source, f"In[{count}]")
     return out.getvalue(), failed
 
 
@@ -98,20 +98,33 @@ def kernel_manager(jupyter_path: Path) -> Any:
         km.shutdown_kernel(now=True)
 
 
+def fresh_workspace(km: Any) -> int:
+    """`:reset` the shared kernel (silently: no cell of its own); the number its next cell will have (the kernel
+    names cells by its execution count, `line 2 of In[7]`, and the count goes on across the notebooks)."""
+    kc = km.client()
+    kc.start_channels()
+    try:
+        kc.wait_for_ready(timeout=STARTUP)
+        reply = kc.execute_interactive(":reset", silent=True, timeout=CELL)
+    finally:
+        kc.stop_channels()
+    assert reply["content"]["status"] == "ok"
+    return int(reply["content"]["execution_count"]) + 1
+
+
 @pytest.mark.parametrize("path", PROGRAMS, ids=[p.name for p in PROGRAMS])
 def test_the_notebook_runs_on_the_kernel_to_what_gradcalc_prints(path: Path, kernel_manager: Any,
                                                                   tmp_path: Path) -> None:
     from nbclient import NotebookClient
-    from nbformat.v4 import new_code_cell
 
     source = path.read_text()
     nb = notebook(source)
     nbformat.validate(nb)
-    nb.cells.insert(0, new_code_cell(":reset"))  # the kernel is shared by the programs
+    first = fresh_workspace(kernel_manager)
     client = NotebookClient(nb, km=kernel_manager, timeout=CELL, allow_errors=True,
                             resources={"metadata": {"path": str(tmp_path)}})
     client.execute()
-    printed, errors = gradcalc_cells(nb)
+    printed, errors = gradcalc_cells(nb, first)
     assert shown(nb) == printed
     assert sum(o.output_type == "error" for c in nb.cells for o in c.get("outputs", [])) == errors
     if not re.search(r"^\s*(graph|explain)\b", source, re.MULTILINE):  # (they name lines: of the cell, of the file)

@@ -85,6 +85,7 @@ def test_explain_graph_and_plot() -> None:
         "# explain backward y retain_graph: gradcalc narrates this backward pass step by step",
         "y.backward(retain_graph=True)",
         "# explain x.grad: gradcalc says here why this .grad is what it is",
+        "_keep(x.grad)",
         "# explain grad(y, x): gradcalc narrates this backward pass step by step",
         "_show(autograd.grad(y, x))",
         "# graph y: gradcalc prints the backward graph as a tree here",

@@ -14,8 +14,8 @@ import gradcalc
 from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
 from gradcalc.autograd.ops.unary import ROWS
 from gradcalc.autograd.tensor import Tensor
-from gradcalc.lang.builtins import FUNCTIONS, NOT_BUILT_INS
-from gradcalc.lang.help import ALIASES, TOPICS
+from gradcalc.lang.tell.help import ALIASES, TOPICS
+from gradcalc.lang.values.builtins import FUNCTIONS, NOT_BUILT_INS
 
 UNARY = [name for name, row in ROWS.items() if row.public]
 

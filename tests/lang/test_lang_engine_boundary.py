@@ -9,9 +9,10 @@ Read from the source (`ast`) of `gradcalc/lang/`:
   An engine private is any underscore name the engine's source defines; an attribute of the language's
   own objects (`self._keep`) is not one.
 
-`explain/` and `graph.py` are being rewritten by other work and move onto `gradcalc.autograd.inspection`
-next: until then each may read exactly what `ALLOWED` lists, with what replaces it. The list only
-shrinks: an entry a file no longer needs is an error.
+What a module still reads privately is listed in `ALLOWED`, with what replaces it. The list only shrinks: an
+entry a module no longer needs is an error. `explain/` and `graph.py` (the tellers) are not on it: they
+read the engine only through `gradcalc.autograd.inspection`, and tell its records apart by their types,
+never by a class's name (`type(e).__name__ == "NodeRun"`).
 """
 
 from __future__ import annotations
@@ -48,38 +49,8 @@ TORCH_PUBLIC_PREFIXES = ("_saved_", "_raw_saved_")
 
 # file -> what it may still read, each with what replaces it in gradcalc.autograd.inspection
 ALLOWED: dict[str, dict[str, str]] = {
-    "explain/narrate.py": {
-        "._make": "snapshot(t)",
-        "._data": "snapshot(t)",
-        "._requires_grad": "state(t).requires_grad",
-        "._output_nr": "edge_of(t).output_nr / snapshot(t)",
-        "._accumulate_node": "edge_of(t)",
-        "._grad": "grad_of(t)",
-        "._next": "inputs(node) / nodes_below(roots)",
-        "._nrs": "inputs(node)[k].output_nr",
-        "._saved": "saved(node): SavedValue.value, .index",
-    },
-    "explain/why_grad.py": {
-        "import gradcalc.autograd.provenance": (
-            "call_history(), last_grad_set(t), grad_writes(t), in_place_changes(t), reaches(roots, node)"),
-        "._grad": "grad_of(t)",
-        "._retains_grad": "state(t).retains_grad",
-        "._requires_grad": "state(t).requires_grad",
-        "._accumulator": "edge_of(t, create=False)",
-        "._vc": "in_place_changes(t) / version_key(t)",
-    },
-    "explain/long_errors.py": {
-        "import gradcalc.autograd.provenance": "call_history(), in_place_changes(t), reaches(roots, node)",
-        "._data": "public Tensor API: t.shape, t.numel()",
-        "._next": "inputs(node)",
-        "._nrs": "inputs(node)[k].output_nr",
-        "._vc": "version_key(t) / in_place_changes(t)",
-    },
-    "graph.py": {
-        "import gradcalc.autograd.saved": "saved(node): SavedValue.freed, .packed, .saved_version, .version",
-    },
     # the op-spec work (issue 19) owns builtins.py; the engine's table of functions becomes the spec's registry
-    "builtins.py": {
+    "values/builtins.py": {
         "import gradcalc.autograd.ops": "the op spec's registry of issue 19, not inspection",
     },
 }
@@ -210,6 +181,52 @@ def test_the_language_reads_nothing_private_of_the_engine() -> None:
     assert not bad, "the language reads the engine's privates (use gradcalc.autograd.inspection):\n" + "\n".join(bad)
     assert not stale, "no longer read: remove from ALLOWED:\n" + "\n".join(stale)
     assert set(ALLOWED) <= {p.relative_to(LANG).as_posix() for p in LANG.rglob("*.py")}
+
+
+TELLERS = ("tell/explain/", "tell/graph.py")  # what explain and graph tell: nothing of theirs may be on the list
+
+
+def test_the_tellers_have_no_allowance() -> None:
+    assert not [rel for rel in ALLOWED if rel.startswith(TELLERS)]
+
+
+def class_name_tests(path: Path) -> list[int]:
+    """The lines of `path` that test what an object is by its class's name (`type(x).__name__ == ...`, or
+    `x.__class__.__name__` anywhere)."""
+    found = []
+    for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(n, ast.Attribute) and n.attr == "__name__" and (
+                (isinstance(n.value, ast.Call) and getattr(n.value.func, "id", None) == "type")
+                or (isinstance(n.value, ast.Attribute) and n.value.attr == "__class__")):
+            found.append(n.lineno)
+    return found
+
+
+def test_the_tellers_tell_records_apart_by_type_not_by_name(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text("def f(e):\n    return type(e).__name__ == 'NodeRun' or e.__class__.__name__\n", encoding="utf-8")
+    assert class_name_tests(probe) == [2, 2]
+    tellers = [p for p in LANG.rglob("*.py") if p.relative_to(LANG).as_posix().startswith(TELLERS)]
+    assert len(tellers) > 5
+    bad = [f"{p.relative_to(LANG).as_posix()}:{line}" for p in tellers for line in class_name_tests(p)]
+    assert not bad, "use isinstance with inspection's records (or the language's classes):\n" + "\n".join(bad)
+
+
+# what the tellers import of the engine: what they read, how a tensor prints, the statement running (STAMP)
+TELLERS_READ = {"gradcalc.autograd.inspection", "gradcalc.autograd.printing", "gradcalc.autograd.graph"}
+
+
+def test_the_tellers_read_the_engine_through_inspection() -> None:
+    for path in LANG.rglob("*.py"):
+        rel = path.relative_to(LANG).as_posix()
+        if not rel.startswith(TELLERS):
+            continue
+        for n in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            modules = ([n.module or ""] if isinstance(n, ast.ImportFrom) and not n.level
+                       else [a.name for a in n.names] if isinstance(n, ast.Import) else [])
+            for module in modules:
+                if module == "gradcalc.autograd" or module.startswith("gradcalc.autograd."):
+                    assert module in TELLERS_READ, f"{rel}:{n.lineno}: imports {module}"
 
 
 def test_every_replacement_named_in_the_allow_list_exists() -> None:

@@ -16,9 +16,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gradcalc.lang import parser as P
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.errors import SyntaxProblem
-from gradcalc.lang.lower import Lowerer
+from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.keywords import KEYWORDS, SOFT_KEYWORDS
+from gradcalc.lang.syntax.lower import Lowerer
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [p.read_text() for p in sorted((Path(__file__).parent / "seeds").glob("*.gc"))]
@@ -78,12 +80,10 @@ INVALID = [
 ]
 
 TOKENS = [
-    "x", "y", "w", "f", "sin", "grad", "0", "1", "2.5", "1e3", "'s'", "true", "None", "+", "-", "*", "/",
-    "//", "%", "@", "**", "==", "<", ">=", "and", "or", "not", "=", "+=", "-=", "(", ")", "[", "]", ",", ":",
-    ";", ".", "requires_grad", "shape", "backward", "retain_graph", "create_graph", "gradient",
-    "retain_grad", "zero_grad", "with", "no_grad", "def", "function", "forward", "save", "return", "if",
-    "elif", "else", "for", "in", "while", "break", "continue", "del", "print", "graph", "to", "seed", "pass",
-    "\n", "\n    ", "\n        ", "\n\t", " ", "#c\n", ":vars", "dim=", "\\", "$",
+    "x", "y", "w", "f", "sin", "grad", "0", "1", "2.5", "1e3", "'s'", "+", "-", "*", "/", "//", "%", "@", "**",
+    "==", "<", ">=", "=", "+=", "-=", "(", ")", "[", "]", ",", ":", ";", ".", "shape", "\n", "\n    ", "\n        ",
+    "\n\t", " ", "#c\n", ":vars", "dim=", "\\", "$",
+    *KEYWORDS, *SOFT_KEYWORDS,  # every keyword of the grammar (one added to it is fuzzed too)
 ]
 
 
@@ -197,7 +197,8 @@ def test_the_tables_survive_marshal() -> None:
 
 def test_the_tables_cache_is_private_written_once_and_spares_importing_lark(tmp_path: Path) -> None:
     code = (
-        "import sys; from gradcalc.lang import parser as P; P.parse('x = 1 + 1');"
+        "import sys; import gradcalc.lang.statements; from gradcalc.lang.syntax import parser as P;"
+        "P.parse('x = 1 + 1');"
         "print(P.tables_file(P._read_grammar(), P.lark_fingerprint())); print('lark' in sys.modules)"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}

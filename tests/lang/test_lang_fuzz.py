@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 import gradcalc
 from gradcalc.lang import Session, check_complete
-from gradcalc.lang.render import torch_repr
+from gradcalc.lang.syntax.keywords import KEYWORDS, SOFT_KEYWORDS
+from gradcalc.lang.tell.render import torch_repr
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy, in the engine run directly
 
@@ -48,8 +49,6 @@ TOKENS = [
     "1e3",
     "-1",
     "'s'",
-    "true",
-    "none",
     "+",
     "-",
     "*",
@@ -61,9 +60,6 @@ TOKENS = [
     "==",
     "<",
     ">=",
-    "and",
-    "or",
-    "not",
     "=",
     "+=",
     "-=",
@@ -78,37 +74,9 @@ TOKENS = [
     ";",
     ".",
     "grad",
-    "requires_grad",
     "shape",
     "T",
     "item",
-    "backward",
-    "retain_graph",
-    "create_graph",
-    "gradient",
-    "retain_grad",
-    "zero_grad",
-    "with",
-    "no_grad",
-    "inference_mode",
-    "def",
-    "function",
-    "forward",
-    "save",
-    "return",
-    "if",
-    "elif",
-    "else",
-    "for",
-    "in",
-    "while",
-    "break",
-    "continue",
-    "del",
-    "print",
-    "graph",
-    "seed",
-    "pass",
     "\n",
     "\n    ",
     "\n        ",
@@ -118,6 +86,8 @@ TOKENS = [
     ":help",
     "dim=",
     "min=",
+    *KEYWORDS,  # every keyword of the grammar (a keyword added to it is fuzzed too)
+    *SOFT_KEYWORDS,
 ]
 
 

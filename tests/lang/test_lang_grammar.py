@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gradcalc.lang import ast as A
+from gradcalc.lang import statements as S
 from gradcalc.lang.errors import SyntaxProblem
-from gradcalc.lang.parser import cache_file, grammar_path, parse
+from gradcalc.lang.syntax import ast as A
+from gradcalc.lang.syntax.parser import cache_file, grammar_path, parse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,7 +27,7 @@ def one(source: str) -> A.Node:
 
 def expr(source: str) -> A.Node:
     st = one(source)
-    assert isinstance(st, A.ExprStmt)
+    assert isinstance(st, S.ExprStmt)
     return st.expr
 
 
@@ -36,44 +37,44 @@ def expr(source: str) -> A.Node:
 @pytest.mark.parametrize(
     "source, kind",
     [
-        ("x = 3", A.Assign),
-        ("x = 3 requires_grad", A.Assign),
-        ("a, b = t", A.Assign),
-        ("a = b = 0", A.Assign),
-        ("x", A.ExprStmt),
-        ("x += 1", A.AugAssign),
-        ("x -= 1", A.AugAssign),
-        ("x *= 2", A.AugAssign),
-        ("x /= 2", A.AugAssign),
-        ("x[0] = 1", A.Assign),
-        ("x.grad = none", A.Assign),
-        ("backward y", A.Backward),
-        ("retain_grad b", A.RetainGrad),
-        ("zero_grad x, w", A.ZeroGrad),
-        ("del x", A.Del),
-        ("print 'loss', loss", A.Print),
-        ("print", A.Print),
-        ("graph y", A.Graph),
-        ('graph y to "y.dot"', A.Graph),
-        ("seed 0", A.Seed),
-        ("pass", A.Pass),
-        (":help", A.Command),
-        (":help leaves", A.Command),
-        (":vars", A.Command),
-        (":reset", A.Command),
-        (":load f.gc", A.Command),
-        (":quit", A.Command),
-        ("with no_grad:\n    x", A.With),
-        ("with enable_grad: x", A.With),
-        ("with inference_mode:\n    x", A.With),
-        ("with detect_anomaly:\n    x", A.With),
-        ("with no_grad(): x", A.With),
-        ("def f(a, b=2):\n    return a * b", A.Def),
-        ("if x > 0: y", A.If),
-        ("if x:\n    a\nelif y:\n    b\nelse:\n    c", A.If),
-        ("for i in range(3):\n    i", A.For),
-        ("for row in m: row", A.For),
-        ("while x < 3:\n    x += 1\n    break\n    continue", A.While),
+        ("x = 3", S.Assign),
+        ("x = 3 requires_grad", S.Assign),
+        ("a, b = t", S.Assign),
+        ("a = b = 0", S.Assign),
+        ("x", S.ExprStmt),
+        ("x += 1", S.AugAssign),
+        ("x -= 1", S.AugAssign),
+        ("x *= 2", S.AugAssign),
+        ("x /= 2", S.AugAssign),
+        ("x[0] = 1", S.Assign),
+        ("x.grad = none", S.Assign),
+        ("backward y", S.Backward),
+        ("retain_grad b", S.RetainGrad),
+        ("zero_grad x, w", S.ZeroGrad),
+        ("del x", S.Del),
+        ("print 'loss', loss", S.Print),
+        ("print", S.Print),
+        ("graph y", S.Graph),
+        ('graph y to "y.dot"', S.Graph),
+        ("seed 0", S.Seed),
+        ("pass", S.Pass),
+        (":help", S.Command),
+        (":help leaves", S.Command),
+        (":vars", S.Command),
+        (":reset", S.Command),
+        (":load f.gc", S.Command),
+        (":quit", S.Command),
+        ("with no_grad:\n    x", S.With),
+        ("with enable_grad: x", S.With),
+        ("with inference_mode:\n    x", S.With),
+        ("with detect_anomaly:\n    x", S.With),
+        ("with no_grad(): x", S.With),
+        ("def f(a, b=2):\n    return a * b", S.Def),
+        ("if x > 0: y", S.If),
+        ("if x:\n    a\nelif y:\n    b\nelse:\n    c", S.If),
+        ("for i in range(3):\n    i", S.For),
+        ("for row in m: row", S.For),
+        ("while x < 3:\n    x += 1\n    break\n    continue", S.While),
     ],
 )
 def test_statement_forms(source: str, kind: type) -> None:
@@ -82,7 +83,7 @@ def test_statement_forms(source: str, kind: type) -> None:
 
 def test_assignment_with_requires_grad() -> None:
     st = one("w = [[1, 2], [3, 4]] requires_grad")
-    assert isinstance(st, A.Assign) and st.requires_grad
+    assert isinstance(st, S.Assign) and st.requires_grad
     assert isinstance(st.value, A.NumList) and st.value.data == [[1, 2], [3, 4]]
 
 
@@ -97,7 +98,7 @@ def test_assignment_with_requires_grad() -> None:
 )
 def test_backward_flags_in_any_order(flags: str) -> None:
     st = one(f"backward y {flags}")
-    assert isinstance(st, A.Backward)
+    assert isinstance(st, S.Backward)
     assert st.retain_graph == ("retain_graph" in flags)
     assert st.create_graph == ("create_graph" in flags)
     assert (st.gradient is not None) == ("gradient" in flags)
@@ -109,14 +110,14 @@ def test_function_block() -> None:
         "    backward(grad_output):\n        g = grad_output.clone()\n        g[input < 0] = 0\n"
         "        return g\n"
     )
-    assert isinstance(st, A.FunctionDef)
+    assert isinstance(st, S.FunctionDef)
     assert [p.name for p in st.params] == ["input"] and [p.name for p in st.grad_params] == ["grad_output"]
-    assert isinstance(st.forward[0], A.Save) and len(st.backward) == 3
+    assert isinstance(st.forward[0], S.Save) and len(st.backward) == 3
 
 
 def test_print_with_parentheses_prints_its_items() -> None:
     st = one("print(a, b)")
-    assert isinstance(st, A.Print) and len(st.args) == 2
+    assert isinstance(st, S.Print) and len(st.args) == 2
 
 
 # -- lexical structure ------------------------------------------------------------------------------
@@ -124,19 +125,19 @@ def test_print_with_parentheses_prints_its_items() -> None:
 
 def test_comments_blank_lines_and_semicolons() -> None:
     body = parse("# a comment\n\nx = 1  # trailing\n\n   # indented comment\ny = 2; z = 3;\n").body
-    assert [type(s) for s in body] == [A.Assign, A.Assign, A.Assign]
+    assert [type(s) for s in body] == [S.Assign, S.Assign, S.Assign]
 
 
 def test_input_without_final_newline() -> None:
     assert len(parse("x = 1\ny = 2").body) == 2
-    assert isinstance(one("if x:\n    y"), A.If)
-    assert isinstance(one("x = 1 # comment at the very end"), A.Assign)
+    assert isinstance(one("if x:\n    y"), S.If)
+    assert isinstance(one("x = 1 # comment at the very end"), S.Assign)
 
 
 def test_brackets_span_lines() -> None:
     st = one("x = [1,\n     2,\n  3]")
-    assert isinstance(st, A.Assign) and st.value.data == [1, 2, 3]
-    assert isinstance(one("y = f(a,\n  b=2,\n)"), A.Assign)
+    assert isinstance(st, S.Assign) and st.value.data == [1, 2, 3]
+    assert isinstance(one("y = f(a,\n  b=2,\n)"), S.Assign)
 
 
 def test_keywords_as_attribute_and_keyword_argument_names() -> None:
@@ -148,7 +149,7 @@ def test_keywords_as_attribute_and_keyword_argument_names() -> None:
 
 
 def test_to_is_a_name_except_after_graph() -> None:
-    assert isinstance(one("to = 3"), A.Assign)
+    assert isinstance(one("to = 3"), S.Assign)
     assert isinstance(expr("x.to(float32)"), A.Call)
 
 
@@ -226,7 +227,7 @@ def test_the_grammar_is_found() -> None:
 
 def test_parser_cache_lives_in_a_private_user_directory(tmp_path: Path) -> None:
     code = (
-        "from gradcalc.lang.parser import get_parser, cache_file, grammar_path;"
+        "import gradcalc.lang.statements; from gradcalc.lang.syntax.parser import get_parser, cache_file, grammar_path;"
         "get_parser(); print(cache_file(open(grammar_path(), encoding='utf-8').read()))"
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path), "PYTHONPATH": str(ROOT)}

@@ -20,8 +20,8 @@ import pytest
 from gclang_testing import out, run
 
 import gradcalc
-from gradcalc.lang import graph
-from gradcalc.lang.names import Names
+from gradcalc.lang.tell import graph
+from gradcalc.lang.tell.names import Names
 
 torch = pytest.importorskip("torch")
 torch.set_default_dtype(torch.float64)
@@ -276,7 +276,7 @@ def test_long_labels_are_broken_after_commas_outside_brackets() -> None:
 
 
 def test_dot_labels_are_escaped() -> None:
-    assert graph._label_text(('a"b', "c\\N", "")) == '"a\\"b\\nc\\\\N"'
+    assert graph._label_text(('a"b', "c\\N", (), "")) == '"a\\"b\\nc\\\\N"'
 
 
 # -- files -----------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import lark
 import pytest
 from gclang_testing import out
 
-from gradcalc.lang.grammar import grammar_text
+from gradcalc.lang.syntax.grammar import grammar_text
 
 
 @cache

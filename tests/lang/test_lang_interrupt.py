@@ -99,7 +99,7 @@ def test_an_interrupted_assignment_binds_nothing_and_stops_as_soon_as_the_produc
     assert "after" not in p.session.workspace  # and the program stopped there
     text = p.explain()
     assert "error at prog.gc:2:1: interrupted" in text
-    assert "line 2 (`r = (big @ big @ big).sum() + late() + (big @ big).sum()`)" in text
+    assert "line 2 of prog.gc (`r = (big @ big @ big).sum() + late() + (big @ big).sum()`)" in text
     assert "changed nothing" in text
 
 
@@ -189,7 +189,7 @@ def test_a_statement_that_has_begun_changing_runs_to_its_end_then_the_program_st
     assert np.all(p.value("y") == LONG)  # y bound: the statement finished
     assert p.value("s")[0] == 1.0
     assert "z" not in p.session.workspace
-    assert "before line 3 (`z = 1`) began" in p.explain()
+    assert "before line 3 of prog.gc (`z = 1`) began" in p.explain()
 
 
 def _nodes(root: object) -> list:

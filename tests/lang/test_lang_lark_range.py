@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gradcalc.lang import parser as P
-from gradcalc.lang.parser import fast
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
+from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.parser import fast
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = [p.read_text() for p in sorted((ROOT / "examples").glob("*.gc"))]

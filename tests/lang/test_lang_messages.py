@@ -8,7 +8,7 @@ import pytest
 import torch
 from gclang_testing import run
 
-from gradcalc.lang.builtins import FUNCTIONS, METHODS
+from gradcalc.lang.values.builtins import FUNCTIONS, METHODS
 
 
 def error(source: str) -> str:
@@ -174,7 +174,7 @@ WARNINGS = [
 def test_warnings_speak_the_language(source: str) -> None:
     from test_lang_messages_fuzz import python_words
 
-    from gradcalc.lang.failures import fallback
+    from gradcalc.lang.values.failures import fallback
 
     fallback.seen.clear()
     r = run(source, keep_going=True)

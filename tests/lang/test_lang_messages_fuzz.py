@@ -31,10 +31,10 @@ import pytest
 from gclang_testing import modes_changed, snapshot
 
 from gradcalc.lang import Session
-from gradcalc.lang.builtins import ATTRIBUTES, FUNCTIONS, METHODS
-from gradcalc.lang.failures import fallback
-from gradcalc.lang.keywords import GRAD_MODES
-from gradcalc.lang.namespace import NAMESPACES, Namespace
+from gradcalc.lang.syntax.keywords import GRAD_MODES
+from gradcalc.lang.values.builtins import ATTRIBUTES, FUNCTIONS, METHODS
+from gradcalc.lang.values.failures import fallback
+from gradcalc.lang.values.namespace import NAMESPACES, Namespace
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

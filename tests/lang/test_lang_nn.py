@@ -20,7 +20,7 @@ import torch
 from gclang_testing import out, run
 
 from gradcalc.lang import Session
-from gradcalc.lang.builtins import NN_BUILTINS
+from gradcalc.lang.values.builtins import NN_BUILTINS
 
 ROOT = Path(__file__).resolve().parents[2]
 RTOL = 1e-10
@@ -455,7 +455,7 @@ ODD = ["none", '"s"', "[1, 2]", "1.5", "-1", "true", "sin", "Tanh()", "(1, 2)", 
 def test_odd_arguments_never_speak_python(name: str) -> None:
     """Every nn built-in, and a module's call, with odd arguments by position and by name: a clear error or a
     value, never Python's words, and never a traceback."""
-    from gradcalc.lang.builtins import FUNCTIONS
+    from gradcalc.lang.values.builtins import FUNCTIONS
 
     s = Session(out=io.StringIO(), err=io.StringIO())
     assert s.run("w = 1 requires_grad", "t.gc")
@@ -477,7 +477,7 @@ METHOD_ODD = ["none", '"s"', "[1, 2]", "1.5", "true", "f", "Tanh()", "(1, 2)", "
 
 
 def test_odd_arguments_to_methods_never_speak_python() -> None:
-    from gradcalc.lang.objects import MODULE_METHODS, OPTIMIZER_METHODS
+    from gradcalc.lang.values.objects import MODULE_METHODS, OPTIMIZER_METHODS
 
     s = Session(out=io.StringIO(), err=io.StringIO())
     assert s.run("w = 1 requires_grad\nnet = Sequential(Linear(1, 2), Tanh())\nopt = Adam(net.parameters())\n"
@@ -527,8 +527,9 @@ def test_the_table_of_nn_built_ins_covers_the_engine() -> None:
 def test_every_nn_built_in_has_help_with_the_engine_signature(name: str) -> None:
     import inspect
 
-    from gradcalc.lang.builtins import NN_BUILTINS
-    from gradcalc.lang.nn import HIDDEN, engine_object
+    from gradcalc.lang.values.builtins import NN_BUILTINS
+    from gradcalc.lang.values.nn import HIDDEN
+    from gradcalc.lang.values.objects import engine_object
 
     space = next(s for s, names in NN_BUILTINS.items() if name in names)
     page = out(f":help {name}")
@@ -567,7 +568,7 @@ def test_a_plain_run_does_not_import_nn_or_optim() -> None:
         "assert s.run('1 + 1\\nx = 3 requires_grad\\n:help builtins\\n:help modules\\n', 'p.gc')\n"
         "assert 'Linear' in s.completions()\n"
         "print(sorted(m for m in sys.modules if m.startswith(('gradcalc.nn', 'gradcalc.optim', "
-        "'gradcalc.lang.nn', 'gradcalc.lang.objects'))))\n"
+        "'gradcalc.lang.values.nn', 'gradcalc.lang.values.objects'))))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                           env={"PYTHONPATH": str(ROOT)}, check=True)

@@ -8,9 +8,10 @@ from typing import Any
 import lark
 import pytest
 
-from gradcalc.lang import parser as P
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
 from gradcalc.lang.errors import SyntaxProblem
-from gradcalc.lang.parser import fast
+from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.parser import fast
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gradcalc.lang.explain.rebound import in_place
+from gradcalc.lang.tell.explain.rebound import in_place
 from tests.lang.gclang_testing import run
 
 LOOP = """\

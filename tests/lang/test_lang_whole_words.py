@@ -18,9 +18,10 @@ from typing import Any
 
 import pytest
 
-from gradcalc.lang import parser as P
-from gradcalc.lang.grammar import keyword_terminals
-from gradcalc.lang.keywords import KEYWORDS, SOFT_KEYWORDS
+import gradcalc.lang.statements  # noqa: F401 - the parser lowers to the statements' records
+from gradcalc.lang.syntax import parser as P
+from gradcalc.lang.syntax.grammar import keyword_terminals
+from gradcalc.lang.syntax.keywords import KEYWORDS, SOFT_KEYWORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 

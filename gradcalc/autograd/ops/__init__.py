@@ -18,21 +18,31 @@ from ..tensor import Tensor
 from . import (
     arithmetic,
     basic,
+    batch_norm,
     binary,
     classification,
+    conv,
     creation,
     device,
+    divergence,
+    dropout,
+    einsum,
     elementwise,
+    embedding,
+    encoding,
     indexing,
     inplace,
     joins,
     linalg,
     losses,
     nn,
+    normalization,
+    pooling,
     random,
     reductions,
     reorder,
     shape,
+    smooth_losses,
     softmax,
     spellings,
     sums,
@@ -43,7 +53,8 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, creation, device, random, spellings,
+    reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
+    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 
 

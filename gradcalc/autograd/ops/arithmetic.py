@@ -16,7 +16,7 @@ from .. import spec
 from ..node import NOTHING, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
-from .binary import _Binary, _binary, _shape, mul_scalar, plus, scaled, sub_scalar
+from .binary import _Binary, _binary, _shape, integral_promoted, mul_scalar, plus, scaled, sub_scalar
 from .core import binary_operands, broadcast_error, needs, record, result
 from .elementwise import where
 from .unary import log, reciprocal
@@ -452,7 +452,7 @@ def pow(a: Any, b: Any) -> Tensor:
         return _binary(PowBackward0, a, b, data, (a,), b)
     if type(a) is not Tensor:
         node = record(PowBackward2, b)
-        out = result(data, node)
+        out = result(integral_promoted(np.asarray(data), a, b), node)
         if node is not None:
             node.shapes, node.other = ((), _shape(b)), a
             node.save(SavedOutput(out))
@@ -485,7 +485,7 @@ def floor_divide(a: Any, b: Any) -> Tensor:
     ad, bd = binary_operands(a, b)
     try:
         with np.errstate(divide="ignore", invalid="ignore"):
-            data = np.floor_divide(ad, bd)
+            data = integral_promoted(np.asarray(np.floor_divide(ad, bd)), a, b)
     except ValueError as exc:
         raise broadcast_error(exc, a, b) from None
     node = record(NotImplemented_, a, b) if type(b) is Tensor else record(NotImplemented_, a)  # as PyTorch

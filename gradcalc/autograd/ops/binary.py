@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import forward_ad, grad_mode, spec
+from ..defaults import FLOAT64, default_float
 from ..grad_mode import state
 from ..node import NOTHING, SEQ, STAMP, Node
 from ..tensor import Tensor
@@ -47,6 +48,7 @@ class _Binary(Node):
 
 
 _new = object.__new__
+_F64 = np.dtype(np.float64)  # NumPy's one float64 descriptor: `is` tells it at the cost of a pointer compare
 
 
 def plus(p: Any, q: Any) -> Any:
@@ -61,6 +63,21 @@ def scaled(t: Any, f: Any) -> Any:
     return None if t is None else t * f
 
 
+def integral_promoted(data: np.ndarray, a: Any, b: Any) -> np.ndarray:
+    """`data`, a float64 result of two operands, in PyTorch's dtype: NumPy makes float64 of integral or bool
+    tensors with a Python float, and of a true division of integers, where PyTorch makes the default dtype.
+    Unchanged when an operand is a floating tensor (its dtype decided the result), or when it is not float64."""
+    if data.dtype != FLOAT64:
+        return data
+    for x in (a, b):
+        if isinstance(x, Tensor) and x._data.dtype.kind == "f":
+            return data
+        if isinstance(x, np.ndarray | np.generic) and x.dtype.kind == "f":  # (a formula's bare operand)
+            return data
+    want = default_float()
+    return data if want == FLOAT64 else data.astype(want)
+
+
 def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any) -> Tensor:
     """The result of a binary operation, recorded when grad mode is on and an input requires grad.
 
@@ -70,6 +87,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     attribute stores.)"""
     if type(data) is not np.ndarray:
         data = np.asarray(data)
+    if data.dtype is _F64 and (type(a) is not Tensor or a._data.dtype is not _F64):  # (rare: integral operands)
+        data = integral_promoted(data, a, b)
     ta = type(a) is Tensor and a._requires_grad
     tb = type(b) is Tensor and b._requires_grad
     if not ((ta or tb) and state.grad_enabled):

@@ -354,7 +354,8 @@ def _tensors(index: Any) -> tuple:
 def _geometry(node: Node) -> tuple[tuple[int, ...], tuple[int, ...], int]:
     """A view's size, stride and offset in its base's elements, from where its elements sit (a dim of one
     element shows the stride a contiguous view would have)."""
-    flat = np.ravel_multi_index(node.index, node.shape) if node.index[0].size else np.zeros(node.index[0].shape, int)
+    index = node.index
+    flat = np.ravel_multi_index(index, node.shape or (1,)) if index[0].size else np.zeros(index[0].shape, int)
     size = flat.shape
     first = int(flat.flat[0]) if flat.size else 0
     stride, step = [], 1
@@ -395,7 +396,14 @@ def positions(view: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, ...]:
     found = order[np.clip(np.searchsorted(flat_base[order], at), 0, max(base.size - 1, 0))]
     if not np.array_equal(flat_base[found], at):
         raise RuntimeError("an in-place change through a view that does not lie inside its base's memory")
-    return np.unravel_index(found, base.shape)
+    # a 0-d base has no dims to index by: its positions index its one-element 1-d form (see _indexable)
+    return np.unravel_index(found, base.shape) if base.ndim else (found,)
+
+
+def _indexable(a: np.ndarray) -> np.ndarray:
+    """`a` itself, or for a 0-d array its one-element 1-d view (same memory), which `positions`' index
+    addresses: a 0-d base can have views of any shape (`y.view(1)`, `y.expand(3)`)."""
+    return a.reshape(1) if a.ndim == 0 else a
 
 
 def _write_through(root: Tensor, view: Tensor, new: Tensor) -> None:
@@ -408,7 +416,7 @@ def _write_through(root: Tensor, view: Tensor, new: Tensor) -> None:
     if node is None:
         return
     keep = np.ones_like(root._data)
-    keep[index] = 0
+    _indexable(keep)[index] = 0
     node.index, node.keep, node.value_shape = index, Tensor._make(keep, False, None), view._data.shape
     set_grad_fn(root, node, 0)
 
@@ -467,13 +475,13 @@ def take(x: Tensor, index: Any) -> Tensor:
     node = record(IndexBackward0, x)
     if node is not None:
         node.index, node.shape = index, x._data.shape
-    return result(np.array(x._data[index]), node)
+    return result(np.array(_indexable(x._data)[index]), node)
 
 
 def put(g: Tensor, index: Any, shape: tuple[int, ...]) -> Tensor:
     """Zeros of `shape` with `g` added at `index`: `take`'s adjoint."""
     data = np.zeros(shape, dtype=g._data.dtype)
-    np.add.at(data, index, g._data)
+    np.add.at(_indexable(data), index, g._data)
     node = record(_PutBackward, g)
     if node is not None:
         node.index = index

@@ -1,6 +1,7 @@
 """Regression and binary losses: `mse_loss`, `l1_loss`, `binary_cross_entropy`,
 `binary_cross_entropy_with_logits`, each with `reduction=` ('mean' | 'sum' | 'none') and `weight=` where
-PyTorch has it (the classification losses are in classification.py).
+PyTorch has it (the classification losses are in classification.py; smooth_l1_loss and huber_loss in
+smooth_losses.py, kl_div in divergence.py).
 
 Each records what PyTorch records: its own node where PyTorch has one (MseLossBackward0, NllLossBackward0,
 ...), and where PyTorch composes a loss from other operations (l1_loss, the weighted forms, cross_entropy
@@ -463,3 +464,4 @@ def binary_cross_entropy_with_logits(
 
 # PyTorch has only binary_cross_entropy_with_logits of them in its top-level namespace (its spec says so); all
 # are in gradcalc.nn.functional
+

@@ -350,10 +350,25 @@ class ThresholdBackwardBackward0(Node):
         return (threshold_backward(gg, y) if needs(self, 0) else None, _zeros_like(gg) if needs(self, 1) else None)
 
 
+_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+
+def _zeroed_where_not_positive(g: Any, y: Any) -> Any:
+    """np.where(y <= 0, 0.0, g) on arrays: for large float arrays of one shape, the bits of `g` ANDed with a mask
+    (the same +0.0 and NaNs, without np.where's branch per element, which costs ten times more on such arrays)."""
+    ints = _SAME_WIDTH_INT.get(getattr(g, "dtype", None))
+    if ints is None or type(g) is not np.ndarray or type(y) is not np.ndarray or g.shape != y.shape or \
+            y.dtype != g.dtype or g.size < 4096:
+        return np.where(y <= 0, 0.0, g)
+    mask = np.less_equal(y, 0).astype(ints)
+    mask -= 1  # 0 where y <= 0, every bit set elsewhere
+    return np.bitwise_and(g.view(ints), mask, out=mask).view(g.dtype)
+
+
 def threshold_backward(g: Any, y: Any) -> Any:
     """`g` where `y > 0` (and where `y` is nan), else 0: relu's gradient from its output `y`."""
     if type(g) is not Tensor and type(y) is not Tensor:
-        return np.where(y <= 0, 0.0, g)
+        return _zeroed_where_not_positive(g, y)
     gd = g._data if type(g) is Tensor else np.asarray(g)
     node = record(ThresholdBackwardBackward0, g, y)
     if node is not None:

@@ -7,7 +7,7 @@ with `@statement("rule_name")` and its compile function declared with `@compiles
 
 from __future__ import annotations
 
-from ..ast import finish_records
+from ..syntax.ast import finish_records
 from .assign import Assign, AugAssign, Del
 from .autograd import Backward, Graph, RetainGrad, Seed, With, ZeroGrad
 from .control import Branch, Break, Continue, For, If, Pass, Return, While

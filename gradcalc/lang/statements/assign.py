@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.export.registry import translates
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..builtins import as_tensor, check_size, describe
-from ..compiler import BINARY, OPERAND, VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import OPERAND, VALUE
+from ..core.frames import Closure, Frame
+from ..core.operators import BINARY
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..explain.rebound import note as note_rebinding
-from ..failures import operator_error
-from ..runtime import ENGINE, Closure, Frame
+from ..limits import check_size
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, start_of, statement, token_loc
+from ..tell.explain.rebound import note as note_rebinding
+from ..values.convert import as_tensor, describe
+from ..values.engine import ENGINE
+from ..values.failures import operator_error
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 IN_PLACE = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}
 
@@ -53,14 +60,14 @@ class Assign(Stmt):
     a new leaf."""
 
     loc: Loc
-    targets: list
+    targets: list[Any]
     value: Any
     requires_grad: bool
 
     @classmethod
     def lower(cls, *children: Any) -> Assign:
         parts = [c for c in children if not isinstance(c, str)]
-        flags = [c for c in children if isinstance(c, str) and c.type == "REQUIRES_GRAD"]
+        flags = [c for c in children if isinstance(c, str) and getattr(c, "type", "") == "REQUIRES_GRAD"]
         *targets, value = parts
         for t in targets:
             check_target(t)
@@ -105,7 +112,7 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
                 v = value(f)
                 variables = f.vars
                 if type(v) is Tensor and v.grad_fn is not None:
-                    old = variables.get(name)
+                    old: Any = variables.get(name)
                     if type(old) is Tensor and old.grad_fn is None and old.requires_grad:
                         note_rebinding(name, old, v)  # `w = w - lr * w.grad`: explain tells it (rebound.py)
                 variables[name] = v
@@ -129,7 +136,7 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
 
 
 @translates(Assign)
-def translate_assign(t: Any, st: Assign) -> None:
+def translate_assign(t: Translator, st: Assign) -> None:
     """`x = v`; `x = 3 requires_grad` is `x = torch.tensor(3., requires_grad=True)` (a literal) or
     `x = (EXPR).requires_grad_()`; `g[mask] = 0` assigns the number."""
     targets = " = ".join(t.target(x) for x in st.targets)
@@ -211,7 +218,7 @@ def compile_aug_assign(c: Compiler, st: AugAssign) -> Closure:
 
 
 @translates(AugAssign)
-def translate_aug_assign(t: Any, st: AugAssign) -> None:
+def translate_aug_assign(t: Translator, st: AugAssign) -> None:
     """`x += v` is Python's (in place on a tensor); `x[i] += v` is `x[i] = x[i] + v`, as the language runs it."""
     if isinstance(st.target, A.Index):
         item = t.target(st.target)
@@ -223,10 +230,10 @@ def translate_aug_assign(t: Any, st: AugAssign) -> None:
 @statement("del_stmt")  # del_stmt: DEL exprlist
 class Del(Stmt):
     loc: Loc
-    names: list
+    names: list[Any]
 
     @classmethod
-    def lower(cls, kw: Any, items: list) -> Del:
+    def lower(cls, kw: Any, items: list[Any]) -> Del:
         for item in items:
             if not isinstance(item, A.Name):
                 raise SyntaxProblem("`del` removes names from the workspace: `del x, y`", start_of(item))
@@ -253,6 +260,6 @@ def compile_del(c: Compiler, st: Del) -> Closure:
 
 
 @translates(Del)
-def translate_del(t: Any, st: Del) -> None:
+def translate_del(t: Translator, st: Del) -> None:
     t.line("del " + ", ".join(t.name(n.id) for n in st.names))
     t.forget([n.id for n in st.names])

@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import gradcalc
 from gradcalc.export.registry import translates
 
-from ..ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
-from ..builtins import as_tensor, describe, manual_seed
-from ..compiler import ARG, OPERAND, VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, OPERAND, VALUE
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..runtime import ENGINE, Closure, Frame
+from ..syntax.ast import Attribute, Block, Name, Stmt, rule, start_of, statement, token_loc
+from ..values.builtins import manual_seed
+from ..values.convert import as_tensor, describe
+from ..values.engine import ENGINE
+from ..values.namespace import PREDEFINED_NAMESPACES, Namespace
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
 def lower_backward_flag(tok: Any, *rest: Any) -> tuple[str, Any, Loc]:
-    return (str(tok), rest[-1] if rest else None, token_loc(tok))
+    return (tok, rest[-1] if rest else None, token_loc(tok))  # (the token itself: the statement's span ends at it)
 
 
 @statement("backward_stmt")  # backward_stmt: BACKWARD test backward_flag*  (the flags in any order)
@@ -37,7 +45,7 @@ class Backward(Stmt):
         for name, value, where in flags:
             if name in seen:
                 raise SyntaxProblem(f"`{name}` is given twice", where)
-            seen[name] = value
+            seen[str(name)] = value
         return cls(token_loc(kw), expr, seen.get("gradient"), "retain_graph" in seen, "create_graph" in seen,
                    seen.get("inputs"))
 
@@ -80,11 +88,12 @@ def prepare_backward(c: Compiler, st: Backward, plain: bool = False) -> Any:
 
 @compiles(Backward)
 def compile_backward(c: Compiler, st: Backward) -> Closure:
-    return prepare_backward(c, st, plain=True)
+    run: Closure = prepare_backward(c, st, plain=True)
+    return run
 
 
 @translates(Backward)
-def translate_backward(t: Any, st: Backward) -> None:
+def translate_backward(t: Translator, st: Backward) -> None:
     """`backward y retain_graph gradient g` is `y.backward(g, retain_graph=True)`."""
     args = [t.as_tensor(st.gradient)] if st.gradient is not None else []
     args += ["retain_graph=True"] * bool(st.retain_graph) + ["create_graph=True"] * bool(st.create_graph)
@@ -107,10 +116,10 @@ def _inputs(value: Any, loc: Loc | None) -> list[Any]:
 @statement("retain_grad_stmt")  # retain_grad_stmt: RETAIN_GRAD exprlist
 class RetainGrad(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
 
 
-def _each_tensor(c: Compiler, exprs: list, keyword: str, action: Callable[[Any], None]) -> Closure:
+def _each_tensor(c: Compiler, exprs: list[Any], keyword: str, action: Callable[[Any], None]) -> Closure:
     """`KEYWORD a, b, ...`: `action` on each tensor, all of them checked before any is changed."""
     values = c.tensors(exprs, keyword)
 
@@ -133,7 +142,7 @@ def compile_retain_grad(c: Compiler, st: RetainGrad) -> Closure:
 @statement("zero_grad_stmt")  # zero_grad_stmt: ZERO_GRAD exprlist
 class ZeroGrad(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
 
 
 @compiles(ZeroGrad)
@@ -142,13 +151,13 @@ def compile_zero_grad(c: Compiler, st: ZeroGrad) -> Closure:
 
 
 @translates(RetainGrad)
-def translate_retain_grad(t: Any, st: RetainGrad) -> None:
+def translate_retain_grad(t: Translator, st: RetainGrad) -> None:
     for e in st.exprs:
         t.line(f"{t.postfix(e)}.retain_grad()")
 
 
 @translates(ZeroGrad)
-def translate_zero_grad(t: Any, st: ZeroGrad) -> None:
+def translate_zero_grad(t: Translator, st: ZeroGrad) -> None:
     """`zero_grad x, w` sets each `.grad` to None (PyTorch's optimizer default)."""
     for e in st.exprs:
         t.line(f"{t.postfix(e)}.grad = None")
@@ -194,7 +203,7 @@ def compile_graph(c: Compiler, st: Graph) -> Closure:
 
 
 @translates(Graph)
-def translate_graph(t: Any, st: Graph) -> None:
+def translate_graph(t: Translator, st: Graph) -> None:
     """A comment: the script draws no graph (torchviz's make_dot draws one from PyTorch)."""
     what = "writes (or draws) the backward graph into that file" if st.path is not None else \
         "prints the backward graph as a tree"
@@ -218,7 +227,7 @@ def compile_seed(c: Compiler, st: Seed) -> Closure:
 
 
 @translates(Seed)
-def translate_seed(t: Any, st: Seed) -> None:
+def translate_seed(t: Translator, st: Seed) -> None:
     """`seed N` is `torch.manual_seed(N)` (PyTorch's stream: the draws that follow differ from gradcalc's)."""
     t.line(f"torch.manual_seed({t.whole(st.expr)})")
 
@@ -231,7 +240,7 @@ class With(Stmt):
     loc: Loc
     mode: str
     body: Block
-    prefix: list = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
+    prefix: list[Any] = []  # the namespace written before the mode (`torch`, `torch.autograd`): names, with where
 
     @classmethod
     def lower(cls, kw: Any, *children: Any) -> With:
@@ -241,8 +250,6 @@ class With(Stmt):
 
 @compiles(With)
 def compile_with(c: Compiler, st: With) -> Closure:
-    import gradcalc
-
     body = c.block(st.body)
     factories: dict[str, Callable[[], Any]] = {
         "no_grad": gradcalc.no_grad,
@@ -263,7 +270,7 @@ def compile_with(c: Compiler, st: With) -> Closure:
 
 
 @translates(With)
-def translate_with(t: Any, st: With) -> None:
+def translate_with(t: Translator, st: With) -> None:
     """`with no_grad:` is `with torch.no_grad():` (as written when it names its namespace)."""
     if st.prefix:
         (first, first_loc), *rest = st.prefix
@@ -281,8 +288,6 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
     """`with torch.no_grad():`: the names before the mode must spell a namespace that has that block, as in
     PyTorch (`torch.autograd.detect_anomaly`, not `torch.detect_anomaly`); looked up when the block runs, so
     that `import torch as t` then `with t.no_grad():` works too."""
-    from ..namespace import Namespace
-
     (first, first_loc), *rest = st.prefix
     node: Any = Name(first, first_loc)
     for name, where in rest:
@@ -305,6 +310,4 @@ def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:
 
 
 def _block_homes(mode: str) -> list[Any]:
-    from ..namespace import PREDEFINED_NAMESPACES
-
     return [ns for ns in PREDEFINED_NAMESPACES.values() if ns.has_block(mode)]

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.export.registry import translates
 
-from .. import ast as A
-from ..ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
-from ..builtins import describe
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import BREAK, CONTINUE, RETURN, Closure, Frame, truth
 from ..errors import GradcalcError, Loc
-from ..keywords import check_name
-from ..runtime import BREAK, CONTINUE, ENGINE, RETURN, Closure, Frame, truth
+from ..syntax import ast as A
+from ..syntax.ast import Block, Node, Stmt, record, rule, start_of, statement, token_loc
+from ..syntax.keywords import check_name
+from ..values.convert import describe
+from ..values.engine import ENGINE
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @record
@@ -25,23 +30,23 @@ class Branch(Node):
 
 
 @rule("elif_clause")  # elif_clause: ELIF test ":" suite
-def lower_elif(kw: Any, cond: Any, body: list) -> Branch:
+def lower_elif(kw: Any, cond: Any, body: list[Any]) -> Branch:
     return Branch(cond, body, token_loc(kw))
 
 
 @rule("else_clause")  # else_clause: ELSE ":" suite
-def lower_else(kw: Any, body: list) -> list:
+def lower_else(kw: Any, body: list[Any]) -> list[Any]:
     return body
 
 
 @statement("if_stmt")  # if_stmt: IF test ":" suite elif_clause* [else_clause]
 class If(Stmt):
     loc: Loc
-    branches: list  # Branch per `if` and `elif`
+    branches: list[Any]  # Branch per `if` and `elif`
     orelse: Block  # None when there is no `else`
 
     @classmethod
-    def lower(cls, kw: Any, cond: Any, body: list, *rest: Any) -> If:
+    def lower(cls, kw: Any, cond: Any, body: list[Any], *rest: Any) -> If:
         *elifs, orelse = rest
         return cls(token_loc(kw), [Branch(cond, body, token_loc(kw)), *elifs], orelse)
 
@@ -63,7 +68,7 @@ def compile_if(c: Compiler, st: If) -> Closure:
 
 
 @translates(If)
-def translate_if(t: Any, st: If) -> None:
+def translate_if(t: Translator, st: If) -> None:
     for k, branch in enumerate(st.branches):
         t.line(f"{'elif' if k else 'if'} {t.value(branch.cond)}:")
         t.block(branch.body)
@@ -82,7 +87,7 @@ class For(Stmt):
 
     @classmethod
     def lower(cls, kw: Any, *children: Any) -> For:
-        names = [t for t in children if isinstance(t, str) and t.type == "NAME"]
+        names = [t for t in children if isinstance(t, str) and getattr(t, "type", "") == "NAME"]
         for t in names:
             check_name(t)
         iterable, body = [c for c in children if not isinstance(c, str)]
@@ -111,7 +116,7 @@ def compile_for(c: Compiler, st: For) -> Closure:
             for item in it:
                 if single is not None:
                     f.vars[single] = item
-                else:
+                elif unpack is not None:
                     unpack(f, item)
                 signal = body(f)
                 if signal is not None:
@@ -128,7 +133,7 @@ def compile_for(c: Compiler, st: For) -> Closure:
 
 
 @translates(For)
-def translate_for(t: Any, st: For) -> None:
+def translate_for(t: Translator, st: For) -> None:
     t.line(f"for {', '.join(t.name(n) for n in st.names)} in {t.iterable(st.iterable)}:")
     t.block(st.body)
 
@@ -162,7 +167,7 @@ def compile_while(c: Compiler, st: While) -> Closure:
 
 
 @translates(While)
-def translate_while(t: Any, st: While) -> None:
+def translate_while(t: Translator, st: While) -> None:
     t.line(f"while {t.value(st.cond)}:")
     t.block(st.body)
 
@@ -218,20 +223,20 @@ def compile_return(c: Compiler, st: Return) -> Closure:
 
 
 @translates(Break)
-def translate_break(t: Any, st: Break) -> None:
+def translate_break(t: Translator, st: Break) -> None:
     t.line("break")
 
 
 @translates(Continue)
-def translate_continue(t: Any, st: Continue) -> None:
+def translate_continue(t: Translator, st: Continue) -> None:
     t.line("continue")
 
 
 @translates(Pass)
-def translate_pass(t: Any, st: Pass) -> None:
+def translate_pass(t: Translator, st: Pass) -> None:
     t.line("pass")
 
 
 @translates(Return)
-def translate_return(t: Any, st: Return) -> None:
+def translate_return(t: Translator, st: Return) -> None:
     t.line("return" if st.value is None else f"return {t.value(st.value)}")

@@ -1,21 +1,29 @@
 """`explain`: run a backward or grad() and tell it step by step, say why a `.grad` is what it is, or tell the
-last error in full (LANGUAGE.md §7). The telling lives in `gradcalc.lang.explain`; this module holds the
+last error in full (LANGUAGE.md §7). The telling lives in `gradcalc.lang.tell.explain`; this module holds the
 statement's record and its compile function."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
+import gradcalc
 from gradcalc.export.registry import translates
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..builtins import METHODS, Builtin, describe
-from ..compiler import ARG, VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, VALUE
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..failures import error_from
-from ..runtime import ENGINE, Closure, Frame, invoke_method
-from .autograd import Backward, prepare_backward
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, span_of, start_of, statement, token_loc
+from ..syntax.source import source_text
+from ..values.builtins import METHODS, Builtin, describe
+from ..values.engine import ENGINE
+from ..values.failures import error_from
+from ..values.functions import invoke_method
+from .autograd import Backward, prepare_backward, translate_backward
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 ACCEPTS = "`explain backward y [flags]`, `explain grad(...)`, `explain T.grad`, or `explain` alone (the last error)"
 
@@ -77,11 +85,9 @@ def compile_explain(c: Compiler, st: Explain) -> Closure:
 
 
 @translates(Explain)
-def translate_explain(t: Any, st: Explain) -> None:
+def translate_explain(t: Translator, st: Explain) -> None:
     """`explain backward y` is the backward it runs, `explain grad(...)` the call it shows, each under a comment;
-    `explain T.grad` and `explain` alone are comments (the script tells nothing)."""
-    from .autograd import translate_backward
-
+    `explain T.grad` and `explain` alone are comments (the script tells nothing; T.grad becomes `_` and `ans`)."""
     target = st.target
     while isinstance(target, A.TupleExpr) and target.parens and len(target.items) == 1:
         target = target.items[0]
@@ -92,6 +98,7 @@ def translate_explain(t: Any, st: Explain) -> None:
     kind = None if isinstance(target, Backward) else _kind(target)
     if kind == "dotgrad":
         t.comment(f"{text}: gradcalc says here why this .grad is what it is")
+        t.line(f"{t.helper('_keep')}({t.value(target)})")  # the .grad becomes _ and ans, as gradcalc leaves it
         return
     t.comment(f"{text}: gradcalc narrates this backward pass step by step")
     if isinstance(target, Backward):
@@ -104,26 +111,8 @@ def translate_explain(t: Any, st: Explain) -> None:
 
 # -- explain backward y [flags] ---------------------------------------------------------------------------
 def _expr_text(c: Compiler, node: Any, unnamed: str = "the output") -> str:
-    from ..origin import statement_text
-
-    text = statement_text(c.unit.source, start_of(node))
-    for flag in (" retain_graph", " create_graph", " gradient "):
-        cut = text.find(flag)
-        if cut >= 0:
-            text = text[:cut]
-    text = text.strip()
-    # the source from the expression's first token: "(a * b).grad" starts at `a`, so the brackets opened
-    # before it are taken back from the line
-    missing = text.count(")") - text.count("(")
-    if missing > 0:
-        at = start_of(node)
-        lines = c.unit.source.splitlines()
-        before = lines[at.line - 1][: at.column - 1].replace(" ", "") if 0 < at.line <= len(lines) else ""
-        if before.endswith("(" * missing):
-            text = "(" * missing + text
-    if not text or text.count("(") != text.count(")") or text.count("[") != text.count("]"):
-        return unnamed
-    return text
+    """The expression as the user wrote it (its span's text), or `unnamed` when it has none."""
+    return source_text(c.unit.source, span_of(node)) or unnamed
 
 
 def _compile_backward(c: Compiler, st: Backward) -> Closure:
@@ -146,7 +135,7 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
     args = [c.expr(a, ARG) for a in node.args]
     kwargs = [(k, c.expr(v, ARG)) for k, v in node.kwargs]
     loc = node.loc
-    label = _expr_text(c, attr.obj).split(".backward(")[0]
+    label = _expr_text(c, attr.obj)
     host = c.interp.host
     method = METHODS["backward"]
 
@@ -174,36 +163,24 @@ def _compile_method_backward(c: Compiler, node: A.Call) -> Closure:
     return run
 
 
-def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict, call: Any) -> None:
-    from gradcalc.autograd.graph import observe_backward
-
-    from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
-    from ..names import Names
+def _narrate_backward(host: Any, f: Frame, y: Any, g: Any, label: str, flags: dict[str, Any], call: Any) -> None:
+    from ..tell.explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
+    from ..tell.names import Names  # (not on a cold start)
 
     names = Names(f)
     recorder = Recorder()
     skipped = skipped_inputs([y.grad_fn], names)
     seed = snapshot(g if g is not None else _ones(y)) if g is not None or y.numel() == 1 else None
-    with observe_backward(recorder):
+    with observe(recorder):
         call()
     who = names.of(y)
     story = Narration(recorder, names, kind="backward", roots=[(y, seed, ", ".join(who) or label)], flags=flags,
                       skipped=skipped)
-    host.explanation(lambda fmt, color: _told(story, fmt, color))
+    host.explanation(story.render)
 
 
 def _ones(t: Any) -> Any:
-    import gradcalc
-
-    return gradcalc.ones_like(t.detach())
-
-
-def _told(story: Any, fmt: str, color: bool) -> str:
-    from ..explain.style import Style
-
-    if fmt == "json":
-        return story.json_lines()
-    return story.text(Style(fmt, color))
+    return cast(Any, gradcalc).ones_like(t.detach())  # (the engine's functions are set on it dynamically)
 
 
 # -- explain grad(...) -------------------------------------------------------------------------------------
@@ -213,13 +190,11 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
     kwargs = [(k, c.expr(v, ARG)) for k, v in node.kwargs]
     loc = node.loc
     host = c.interp.host
-    label = _expr_text(c, node.args[0]).split(",")[0] if node.args else "the output"
+    label = _expr_text(c, node.args[0]) if node.args else "the output"
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.graph import observe_backward
-
-        from ..explain.narrate import Narration, Recorder, skipped_inputs, snapshot
-        from ..names import Names
+        from ..tell.explain.narrate import Narration, Recorder, observe, skipped_inputs, snapshot  # (not a cold start)
+        from ..tell.names import Names  # (not on a cold start)
 
         fn = func(f)
         if type(fn) is not Builtin or fn.name != "grad":
@@ -240,7 +215,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
         seeds = _tensor_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
         skipped = skipped_inputs([t.grad_fn for t in outs], names)
         recorder = Recorder()
-        with observe_backward(recorder):
+        with observe(recorder):
             try:
                 value = fn.invoke(a, kw)
             except GradcalcError as exc:
@@ -262,7 +237,7 @@ def _compile_grad(c: Compiler, node: A.Call) -> Closure:
             if isinstance(value, tuple) else None
         story = Narration(recorder, names, kind="grad", roots=roots, flags=flags, skipped=skipped, inputs=ins,
                           results=results)
-        host.explanation(lambda fmt, color: _told(story, fmt, color))
+        host.explanation(story.render)
         host.show(value, True)  # as the expression statement `grad(...)` shows it
 
     return run
@@ -283,14 +258,12 @@ def _compile_dot_grad(c: Compiler, node: A.Attribute) -> Closure:
     host = c.interp.host
     interp = c.interp
     label = _expr_text(c, node.obj, "this tensor")
-    if label.endswith(".grad"):
-        label = label[: -len(".grad")]
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.inspection import grad_of
+        from gradcalc.autograd.inspection import grad_of  # (explain loads when first used, not on a cold start)
 
-        from ..explain.why_grad import explain_grad
-        from ..names import Names
+        from ..tell.explain.why_grad import explain_grad  # (explain loads when first used, not on a cold start)
+        from ..tell.names import Names  # (not on a cold start)
 
         t = obj(f)
         if not isinstance(t, ENGINE.Tensor):
@@ -311,7 +284,7 @@ def _compile_last_error(c: Compiler, st: Explain) -> Closure:
     interp = c.interp
 
     def run(f: Frame) -> None:
-        from ..explain.long_errors import explain_error
+        from ..tell.explain.long_errors import explain_error  # (explain loads when first used, not on a cold start)
 
         report = explain_error(interp.last_error, f, interp)
         host.explanation(report.render)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from gradcalc.autograd.function import make_function
 from gradcalc.export.registry import translates
 
-from .. import ast as A
-from ..ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import RETURN, Closure, Frame
 from ..errors import GradcalcError, Loc, SyntaxProblem
-from ..keywords import check_name
-from ..runtime import ENGINE, RETURN, Closure, Frame, UserFunction, bind_arguments
+from ..syntax import ast as A
+from ..syntax.ast import Block, Param, Stmt, rule, start_of, statement, token_loc, walk_statements
+from ..syntax.keywords import check_name
+from ..values.engine import ENGINE
+from ..values.functions import CustomFunction, UserFunction, bind_arguments
+from .assign import Assign
+from .control import For
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @rule("param")  # param: NAME [ASSIGN test]
@@ -47,13 +56,13 @@ class Def(Stmt):
 
     loc: Loc
     name: str
-    params: list
+    params: list[Any]
     body: Block
     opens = frozenset({"function"})
     fresh = True
 
     @classmethod
-    def lower(cls, kw: Any, name: Any, params: list | None, body: list) -> Def:
+    def lower(cls, kw: Any, name: Any, params: list[Any] | None, body: list[Any]) -> Def:
         check_name(name)
         return cls(token_loc(kw), str(name), params or [], body)
 
@@ -66,13 +75,17 @@ def compile_def(c: Compiler, st: Def) -> Closure:
     fname = st.name
 
     def run(f: Frame) -> None:
-        f.vars[fname] = UserFunction(fname, names, [d(f) for d in defaults], body, f, interp)
+        def call(bound: dict[str, Any]) -> Any:  # the body, in a new scope inside the one `def` ran in
+            frame = Frame(bound, f)
+            return frame.retval if body(frame) is RETURN else None
+
+        f.vars[fname] = UserFunction(fname, names, [d(f) for d in defaults], call, interp)
 
     return run
 
 
 @translates(Def)
-def translate_def(t: Any, st: Def) -> None:
+def translate_def(t: Translator, st: Def) -> None:
     """`def f(a, b=2):` is Python's (a default is a value: `b=torch.tensor(2.)`); a name the body changes with
     `+=` that is not its own is declared `global` (or `nonlocal`), as the language finds it outside."""
     params = ", ".join(t.name(p.name) if p.default is None else f"{t.name(p.name)}={t.value(p.default)}"
@@ -84,11 +97,11 @@ def translate_def(t: Any, st: Def) -> None:
 @statement("save_stmt")  # save_stmt: SAVE exprlist  (only in a function's forward block)
 class Save(Stmt):
     loc: Loc
-    exprs: list
+    exprs: list[Any]
     requires = ("forward", "`save` belongs in the forward block of a `function`")
 
     @classmethod
-    def lower(cls, kw: Any, items: list) -> Save:
+    def lower(cls, kw: Any, items: list[Any]) -> Save:
         for item in items:
             if not isinstance(item, A.Name):
                 raise SyntaxProblem(
@@ -110,18 +123,18 @@ def compile_save(c: Compiler, st: Save) -> Closure:
 
 
 @translates(Save)
-def translate_save(t: Any, st: Save) -> None:
+def translate_save(t: Translator, st: Save) -> None:
     """`save a, b` is `ctx.save_for_backward(a, b)` (with what earlier `save`s of the block saved)."""
     t.save([n.id for n in st.exprs])
 
 
 @rule("forward_block")  # forward_block: FORWARD ":" suite
-def lower_forward_block(kw: Any, body: list) -> list:
+def lower_forward_block(kw: Any, body: list[Any]) -> list[Any]:
     return body
 
 
 @rule("backward_block")  # backward_block: BACKWARD "(" [params] ")" ":" suite
-def lower_backward_block(kw: Any, params: list | None, body: list) -> tuple[list[Param], list, Loc]:
+def lower_backward_block(kw: Any, params: list[Any] | None, body: list[Any]) -> tuple[list[Param], list[Any], Loc]:
     for p in params or []:
         if p.default is not None:
             raise SyntaxProblem("backward's parameters (one gradient per output) take no defaults", p.loc)
@@ -134,15 +147,16 @@ class FunctionDef(Stmt):
 
     loc: Loc
     name: str
-    params: list
+    params: list[Any]
     forward: Block
-    grad_params: list
+    grad_params: list[Any]
     backward: Block
     backward_loc: Loc
     fresh = True
 
     @classmethod
-    def lower(cls, kw: Any, name: Any, params: list | None, forward: list, backward: tuple) -> FunctionDef:
+    def lower(cls, kw: Any, name: Any, params: list[Any] | None, forward: list[Any],
+              backward: tuple[Any, ...]) -> FunctionDef:
         check_name(name)
         grad_params, body, where = backward
         return cls(token_loc(kw), str(name), params or [], forward, grad_params, body, where)
@@ -151,15 +165,15 @@ class FunctionDef(Stmt):
         return frozenset({"function", "forward"} if field == "forward" else {"function"})
 
 
-def assigned_names(body: list) -> set[str]:
+def assigned_names(body: list[Any]) -> set[str]:
     """Names a block assigns (for the hint when backward reads a forward local that was not saved)."""
     out: set[str] = set()
     for st in walk_statements(body, into_functions=False):
-        if isinstance(st, A.Assign):
+        if isinstance(st, Assign):
             for t in st.targets:
                 items = t.items if isinstance(t, A.TupleExpr) else [t]
                 out.update(i.id for i in items if isinstance(i, A.Name))
-        elif isinstance(st, A.For):
+        elif isinstance(st, For):
             out.update(st.names)
     return out
 
@@ -179,10 +193,6 @@ def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
     forward_locals = set(names) | assigned_names(st.forward)
 
     def run(f: Frame) -> None:
-        from gradcalc.autograd.function import make_function
-
-        from ..runtime import CustomFunction
-
         scope = f
         default_values = [d(f) for d in defaults]
 
@@ -233,7 +243,7 @@ def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
 
 
 @translates(FunctionDef)
-def translate_function_def(t: Any, st: FunctionDef) -> None:
+def translate_function_def(t: Translator, st: FunctionDef) -> None:
     """`function f(x): forward: ... backward(g): ...` is a `torch.autograd.Function` subclass with static
     `forward(ctx, x)` and `backward(ctx, g)` (the saved names unpacked from `ctx.saved_tensors`), and `f` its
     `apply`."""

@@ -4,34 +4,40 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.export.registry import translates
 
-from ..ast import Name, Stmt, rule, statement, token_loc
-from ..compiler import Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.frames import Closure, Frame
 from ..errors import GradcalcError, Loc
-from ..keywords import check_name
-from ..runtime import Closure, Frame
+from ..habits import name_pointer
+from ..syntax.ast import Name, Stmt, rule, statement, token_loc
+from ..syntax.keywords import check_name
+from ..values.namespace import NAMESPACES
+from ..values.spaces import SPACES
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @rule("dotted_name")  # dotted_name: NAME ("." NAME)*
 def lower_dotted_name(*names: Any) -> list[tuple[str, Loc]]:
-    return [(str(n), token_loc(n)) for n in names]
+    return [(n, token_loc(n)) for n in names]  # (the tokens: the statement's span ends at the last; see Import)
 
 
 @rule("import_path")  # import_path: dotted_name [AS NAME]
-def lower_import_path(path: list, kw: Any, alias: Any) -> tuple[list, str | None, Loc]:
+def lower_import_path(path: list[Any], kw: Any, alias: Any) -> tuple[list[Any], str | None, Loc]:
     if alias is not None:
         check_name(alias)
-    return path, None if alias is None else str(alias), path[0][1]
+    return path, alias, path[0][1]
 
 
 @rule("import_name")  # import_name: NAME [AS NAME]
-def lower_import_name(name: Any, kw: Any, alias: Any) -> tuple[list, str | None, Loc]:
+def lower_import_name(name: Any, kw: Any, alias: Any) -> tuple[list[Any], str | None, Loc]:
     bound = alias if alias is not None else name
     check_name(bound)
-    return [(str(name), token_loc(name))], None if alias is None else str(alias), token_loc(name)
+    return [(name, token_loc(name))], alias, token_loc(name)
 
 
 @statement("import_stmt")  # import_stmt: IMPORT import_path ("," import_path)* | FROM dotted_name IMPORT ...
@@ -42,23 +48,28 @@ class Import(Stmt):
     there without an import too (torch, nn, F, optim, autograd, func); nothing else can be imported."""
 
     loc: Loc
-    source: list  # `from SOURCE import ...`: its dotted name as [(name, where)]; [] for `import ...`
-    items: list  # (dotted name [(name, where)], the name it is bound to or None, where)
+    source: list[Any]  # `from SOURCE import ...`: its dotted name as [(name, where)]; [] for `import ...`
+    items: list[Any]  # (dotted name [(name, where)], the name it is bound to or None, where)
 
     @classmethod
     def lower(cls, kw: Any, *rest: Any) -> Import:
+        parts = [_plain(r) for r in rest if not isinstance(r, str)]  # (not `import` or the brackets' tokens)
         if kw.type == "FROM":
-            source, _, *items = rest
-            return cls(token_loc(kw), source, list(items))
-        return cls(token_loc(kw), [], list(rest))
+            source, *items = parts
+            return cls(token_loc(kw), source, items)
+        return cls(token_loc(kw), [], parts)
+
+
+def _plain(part: Any) -> Any:
+    """A dotted name or an import item with its tokens as plain strings (the record holds no tokens)."""
+    if isinstance(part, list):
+        return [(str(name), where) for name, where in part]
+    path, alias, where = part
+    return [(str(name), at) for name, at in path], None if alias is None else str(alias), where
 
 
 def _module(path: list[tuple[str, Loc]]) -> Any:
     """The namespace a dotted module name names (`torch.nn.functional`), or an error saying what can be imported."""
-    from ..habits import name_pointer
-    from ..namespace import NAMESPACES
-    from ..spaces import SPACES
-
     spelled = ".".join(name for name, _ in path)
     found = NAMESPACES.get(spelled)
     if found is not None:
@@ -91,8 +102,6 @@ def compile_import(c: Compiler, st: Import) -> Closure:
 
     def values() -> list[Any]:
         """Every name's value, all found before any is bound (a failed import binds nothing)."""
-        from ..namespace import NAMESPACES
-
         if source:
             module = _module(source)
             return [module.member(path[0][0], where) for path, _, where in items]
@@ -110,7 +119,7 @@ def compile_import(c: Compiler, st: Import) -> Closure:
 
 
 @translates(Import)
-def translate_import(t: Any, st: Import) -> None:
+def translate_import(t: Translator, st: Import) -> None:
     """Written as it is (it is PyTorch's), a name the script renames as it is renamed; an import of anything
     but torch's modules is an error when it runs, as in the language."""
     if any(value is None for _, value in t.import_bindings(st)):

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.export.registry import translates
 
-from ..ast import Stmt, start_of, statement, token_loc
-from ..compiler import VALUE, Compiler, compiles
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import VALUE
+from ..core.frames import Closure, Frame
 from ..errors import Loc, SyntaxProblem
-from ..runtime import Closure, Frame
+from ..syntax.ast import Call, Stmt, TupleExpr, start_of, statement, token_loc
+from ..syntax.keywords import COMMANDS
 
-COMMANDS = ("help", "vars", "reset", "load", "export", "quit")
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @statement("expr_stmt")  # expr_stmt: testlist
@@ -28,8 +31,6 @@ class ExprStmt(Stmt):
 
 @compiles(ExprStmt)
 def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
-    from ..ast import Call
-
     ev = c.expr(st.expr, VALUE)
     show = c.interp.host.show
     is_call = isinstance(st.expr, Call)
@@ -41,7 +42,7 @@ def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
 
 
 @translates(ExprStmt)
-def translate_expr_stmt(t: Any, st: ExprStmt) -> None:
+def translate_expr_stmt(t: Translator, st: ExprStmt) -> None:
     """`y` prints y as gradcalc does (the script's `_show`), and y becomes `_`/`ans`."""
     t.show(st.expr)
 
@@ -49,12 +50,10 @@ def translate_expr_stmt(t: Any, st: ExprStmt) -> None:
 @statement("print_stmt")  # print_stmt: PRINT [exprlist]
 class Print(Stmt):
     loc: Loc
-    args: list
+    args: list[Any]
 
     @classmethod
-    def lower(cls, kw: Any, args: list | None) -> Print:
-        from ..ast import TupleExpr
-
+    def lower(cls, kw: Any, args: list[Any] | None) -> Print:
         args = args or []
         if len(args) == 1 and isinstance(args[0], TupleExpr) and args[0].parens:
             args = args[0].items  # print(a, b) prints "a b", as in Python 3
@@ -73,7 +72,7 @@ def compile_print(c: Compiler, st: Print) -> Closure:
 
 
 @translates(Print)
-def translate_print(t: Any, st: Print) -> None:
+def translate_print(t: Translator, st: Print) -> None:
     """`print a, b` is the script's `_print(a, b)`: strings as they are, values as gradcalc shows them."""
     t.print_values(st.args)
 
@@ -113,7 +112,7 @@ COMMAND_NOTES = {
 
 
 @translates(Command)
-def translate_command(t: Any, st: Command) -> None:
+def translate_command(t: Translator, st: Command) -> None:
     """`:quit` ends the script; `:load FILE` is FILE's statements, written in its place; the others are comments."""
     if st.name == "quit":
         t.line("raise SystemExit  # :quit")

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.export.registry import translates
 
-from .. import ast as A
-from ..ast import Stmt, start_of, statement, token_loc
-from ..compiler import ARG, VALUE, Compiler, compiles
-from ..convert import describe
-from ..errors import GradcalcError, Interrupted, Loc, SyntaxProblem
-from ..keywords import check_name
-from ..runtime import ENGINE, Closure, Frame
+from ..core.compiler import Compiler, compiles
+from ..core.expressions import ARG, VALUE
+from ..core.frames import Closure, Frame
+from ..errors import GradcalcError, Loc, SyntaxProblem
+from ..syntax import ast as A
+from ..syntax.ast import Stmt, span_of, start_of, statement, token_loc
+from ..syntax.keywords import check_name
+from ..syntax.source import source_text
+from ..values.convert import describe
+from ..values.engine import ENGINE
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @statement("plot_stmt")  # plot_stmt: PLOT testlist FOR NAME IN test [ORDER test] [TO test]
@@ -32,8 +38,7 @@ prints the samples as rows `x f f' ...`, --format json one object. Points where 
 gaps. A file written is confirmed on standard error (`wrote trig.svg`)."""
 
     loc: Loc
-    exprs: list
-    for_loc: Loc  # where the EXPR list ends (the legend names the curves by their text)
+    exprs: list[Any]  # the legend names the curves by their text (their spans)
     name: str
     lo: Any
     hi: Any
@@ -48,28 +53,12 @@ gaps. A file written is confirmed on standard error (`wrote trig.svg`)."""
         if isinstance(bounds, A.NumList) and bounds.problem is None and len(bounds.data) == 2 and all(
             isinstance(v, (int, float)) for v in bounds.data
         ):
-            lo, hi = (A.Num(v, bounds.loc) for v in bounds.data)
+            lo, hi = (A.Num(v, bounds.loc, bounds.end) for v in bounds.data)  # type: A.Node, A.Node
         elif isinstance(bounds, A.ListExpr) and len(bounds.items) == 2:
             lo, hi = bounds.items
         else:
             raise SyntaxProblem(f"the range of '{name}' is written [LO, HI]: `for {name} in [0, 1]`", start_of(bounds))
-        return cls(token_loc(kw), items, token_loc(for_kw), str(name), lo, hi, order, path)
-
-
-def _texts(source: str, st: Plot) -> list[str]:
-    """Each EXPR as the user wrote it (the legend's names): the text between its start and the next one's."""
-    lines = source.splitlines()
-
-    def offset(loc: Loc) -> int:
-        return sum(len(line) + 1 for line in lines[: loc.line - 1]) + loc.column - 1
-
-    starts = [offset(start_of(e)) for e in st.exprs]
-    ends = [*starts[1:], offset(st.for_loc)]
-    out = []
-    for a, b in zip(starts, ends, strict=True):
-        text = source[a:b].strip()
-        out.append(text[:-1].rstrip() if text.endswith(",") else text)
-    return out
+        return cls(token_loc(kw), items, str(name), lo, hi, order, path)
 
 
 def _number(value: Any, what: str, loc: Loc) -> float:
@@ -85,7 +74,7 @@ def _number(value: Any, what: str, loc: Loc) -> float:
 @compiles(Plot)
 def compile_plot(c: Compiler, st: Plot) -> Closure:
     exprs = [c.expr(e, VALUE) for e in st.exprs]
-    texts = _texts(c.unit.source, st)
+    texts = [source_text(c.unit.source, span_of(e)) for e in st.exprs]  # as the user wrote them (the legend)
     lo_fn, hi_fn = c.expr(st.lo, ARG), c.expr(st.hi, ARG)
     order_fn = c.expr(st.order, ARG) if st.order is not None else None
     path_fn = c.expr(st.path, VALUE) if st.path is not None else None
@@ -95,8 +84,8 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
     path_loc = start_of(st.path) if st.path is not None else st.loc
 
     def run(f: Frame) -> None:
-        from gradcalc.files import FileProblem
-        from gradcalc.plotting import PlotError
+        from gradcalc.files import FileProblem  # (not on a cold start: loaded when a program first plots)
+        from gradcalc.plotting import PlotError  # (as above: start-up)
 
         lo, hi = _number(lo_fn(f), "the low end of the range", lo_loc), _number(hi_fn(f), "the high end", hi_loc)
         if not lo < hi:
@@ -124,11 +113,9 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
     return run
 
 
+
 @translates(Plot)
-def translate_plot(t: Any, st: Plot) -> None:
+def translate_plot(t: Translator, st: Plot) -> None:
     """A comment: the script draws nothing (matplotlib would, from the same functions)."""
     where = "into that file" if st.path is not None else ""
     t.comment(f"{t.text(st)}: gradcalc plots here{' ' + where if where else ''}")
-
-
-PROPAGATE = (Interrupted, KeyboardInterrupt)

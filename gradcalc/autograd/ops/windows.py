@@ -1,0 +1,177 @@
+"""Sliding windows over the spatial dimensions of `(N, C, *spatial)` arrays, for convolution and pooling.
+
+NumPy only (no tensors, no nodes): conv.py and pooling.py build their operations and gradients on these.
+
+- `window_view`: every window of a (padded) array as a strided view `(N, C, *out, *kernel)`, no copy;
+- `conv_forward`: a convolution as one matrix product over the unfolded windows (im2col), per group;
+- `conv_input_grad`: its adjoint in the input (the transposed convolution): the product's transpose, then the
+  columns folded back onto the input (col2im), one strided add per kernel offset;
+- `conv_weight_grad`: its adjoint in the weight: the gradient times the unfolded windows, summed over the batch.
+
+The columns are laid out `(groups, C/groups · K, N · L)` (K the kernel's size, L the output's): the products
+are then a few large BLAS calls, whatever the batch size, and the input's windows are copied once. Every
+array keeps its dtype: float32 stays float32.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+
+def out_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
+    """The number of windows along one spatial dimension (PyTorch's output size, floor mode)."""
+    return (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+
+
+def padded(x: np.ndarray, padding: tuple[int, ...], value: float = 0.0) -> np.ndarray:
+    """`x` with `padding[i]` values `value` on both sides of spatial dimension i (itself when none)."""
+    if not any(padding):
+        return x
+    widths = [(0, 0), (0, 0)] + [(p, p) for p in padding]
+    return np.pad(x, widths, constant_values=value)
+
+
+def window_view(xp: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
+                out: tuple[int, ...]) -> np.ndarray:
+    """The windows of `xp` (already padded), as a read-only view `(N, C, *out, *kernel)`."""
+    lead, spatial = xp.strides[:2], xp.strides[2:]
+    strides = lead + tuple(s * st for s, st in zip(spatial, stride, strict=True)) + tuple(
+        s * d for s, d in zip(spatial, dilation, strict=True))
+    return as_strided(xp, xp.shape[:2] + tuple(out) + tuple(kernel), strides, writeable=False)
+
+
+# Images per piece of the work: the columns of one piece (and its product) stay in the cache between being
+# made and being used, rather than making the whole batch's, then reading them back from memory.
+CHUNK_BYTES = 2**20
+
+
+def _chunk(n: int, per_image: int) -> int:
+    return max(1, min(n, CHUNK_BYTES // max(per_image, 1)))
+
+
+def _out(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple) -> tuple[int, ...]:
+    return tuple(out_size(s, k, st, p, d) for s, k, st, p, d in zip(x_shape[2:], kernel, stride, padding, dilation,
+                                                                     strict=True))
+
+
+class _Pieces:
+    """The images of a batch, a few at a time, each piece's columns `(groups, C/groups · K, n · L)` made in one
+    buffer reused from piece to piece."""
+
+    def __init__(self, x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, groups: int,
+                 out: tuple) -> None:
+        self.x, self.kernel, self.stride, self.padding, self.dilation = x, kernel, stride, padding, dilation
+        self.out, self.length = out, math.prod(out)
+        self.rows = (x.shape[1] // groups) * math.prod(kernel)
+        self.groups = groups
+        self.step = _chunk(x.shape[0], groups * self.rows * self.length * x.itemsize)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        """(first image, last image + 1, their columns)."""
+        x, n, c = self.x, self.x.shape[0], self.x.shape[1]
+        nd = len(self.kernel)
+        buf = np.empty(self.groups * self.rows * self.step * self.length, dtype=x.dtype)
+        for s in range(0, n, self.step):
+            e = min(n, s + self.step)
+            cols = buf[: self.groups * self.rows * (e - s) * self.length].reshape(
+                self.groups, self.rows, (e - s) * self.length)
+            v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
+            # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position
+            np.copyto(cols.reshape(c, *self.kernel, e - s, *self.out),
+                      np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd))))
+            yield s, e, cols
+
+
+def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
+           dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> tuple[np.ndarray, tuple]:
+    """The unfolded windows of `x`, `(groups, C/groups · K, N · L)`, and the output's spatial shape (`out`: only
+    the first windows, where a transposed convolution's output padding made the input longer)."""
+    n, c = x.shape[:2]
+    if out is None:
+        out = _out(x.shape, kernel, stride, padding, dilation)
+    nd = len(kernel)
+    v = window_view(padded(x, padding), kernel, stride, dilation, out)
+    cols = np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd)))
+    return cols.reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out)), out
+
+
+def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...],
+                 dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> np.ndarray:
+    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`, a few
+    images at a time (`out`: the first windows only)."""
+    n, o = x.shape[0], w.shape[0]
+    if out is None:
+        out = _out(x.shape, w.shape[2:], stride, padding, dilation)
+    pieces = _Pieces(x, w.shape[2:], stride, padding, dilation, groups, out)
+    wm = w.reshape(groups, o // groups, pieces.rows)
+    y = np.empty((n, o, *out), dtype=np.result_type(x, w))
+    for s, e, cols in pieces:
+        prod = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/G, n·L) per group
+        np.copyto(y[s:e], np.swapaxes(prod.reshape(o, e - s, *out), 0, 1))
+    return y
+
+
+def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
+                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
+                     gm: np.ndarray | None = None) -> np.ndarray:
+    """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`, summed over the
+    images a few at a time; `g` may carry leading dims (rows of a batched backward), which the result then carries
+    too (`gm`: g as `grad_by_channel` lays it out, when the caller has it)."""
+    nd = len(kernel)
+    batch = g.shape[: g.ndim - 2 - nd]
+    o = g.shape[len(batch) + 1]
+    if gm is None:
+        gm = grad_by_channel(g, groups, nd)  # (..., G, O/G, N·L)
+    pieces = _Pieces(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
+    gw = None
+    for s, e, cols in pieces:
+        block = gm[..., s * pieces.length: e * pieces.length]
+        part = block[0] @ cols[0].T if groups == 1 and not batch else np.matmul(block, np.swapaxes(cols, -1, -2))
+        gw = part if gw is None else np.add(gw, part, out=gw)
+    return gw.reshape(*batch, o, x.shape[1] // groups, *kernel)  # type: ignore[union-attr]
+
+
+def grad_by_channel(g: np.ndarray, groups: int, nd: int) -> np.ndarray:
+    """A gradient `(..., N, O, *out)` (`nd` spatial dims) as `(..., groups, O/groups, N · L)`, the layout the
+    columns multiply."""
+    k = g.ndim - 2 - nd
+    n, o = g.shape[k], g.shape[k + 1]
+    order = (*range(k), k + 1, k, *range(k + 2, k + 2 + nd))
+    return np.transpose(g, order).reshape(*g.shape[:k], groups, o // groups, n * math.prod(g.shape[k + 2:]))
+
+
+def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...],
+                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
+                    gm: np.ndarray | None = None) -> np.ndarray:
+    """The gradient in the input (of spatial shape `size`) of `conv_forward(x, w, ...)` given the output's
+    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w` (`gm`: g by channel, if at hand),
+    a few images at a time."""
+    nd = len(size)
+    n, o = g.shape[:2]
+    c = w.shape[1] * groups
+    kernel, out = w.shape[2:], g.shape[2:]
+    length, k = math.prod(out), math.prod(kernel)
+    if gm is None:
+        gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
+    wt = np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2)  # (G, C/G·K, O/G)
+    full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
+    crop = tuple(slice(p, p + s) for p, s in zip(padding, size, strict=True))
+    gx = np.empty((n, c, *size), dtype=np.result_type(g, w))
+    step = _chunk(n, c * k * length * g.itemsize)
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        block = gm[..., s * length: e * length]
+        gcols = wt[0] @ block[0] if groups == 1 else np.matmul(wt, block)
+        gcols = gcols.reshape(c, *kernel, e - s, *out)
+        # fold the columns back: each kernel offset adds its slice of positions into the padded input
+        buf = np.zeros((c, e - s, *full), dtype=gcols.dtype)
+        for offset in itertools.product(*(range(kk) for kk in kernel)):
+            where = tuple(slice(i * d, i * d + st * (m - 1) + 1, st)
+                          for i, d, st, m in zip(offset, dilation, stride, out, strict=True))
+            buf[(slice(None), slice(None), *where)] += gcols[(slice(None), *offset)]
+        np.copyto(gx[s:e], np.swapaxes(buf[(slice(None), slice(None), *crop)], 0, 1))
+    return gx
