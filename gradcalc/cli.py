@@ -290,18 +290,13 @@ def _decode(data: bytes, name: str) -> str | None:
 
 
 def _read_file(path: str) -> bytes:
-    """The bytes of the script `path`; a missing or unreadable file is a usage error."""
-    if os.path.isdir(path):
-        raise UsageError(f"{path}: is a directory, not a script file")
+    """The bytes of the script `path`; a missing or unreadable file is a usage error, in files.py's wording."""
+    from gradcalc import files  # (files.py imports tempfile for writers: kept off the start-up path)
+
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
-    except FileNotFoundError:
-        raise UsageError(f"{path}: no such file") from None
-    except PermissionError:
-        raise UsageError(f"{path}: permission denied") from None
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        return files.read("the script", path)
+    except files.FileProblem as problem:
+        raise UsageError(str(problem)) from None
 
 
 def _read_stdin() -> bytes:

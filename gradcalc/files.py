@@ -1,4 +1,5 @@
-"""Writing a file the user named: one wording for every writer, and nothing half-written (LANGUAGE.md §6).
+"""Reading and writing a file the user named: one wording for every reader and writer, and nothing half-written
+(LANGUAGE.md §6).
 
 Every statement or command that writes a file the user named (`graph ... to`, `plot ... to`, and whatever
 comes later: a notebook export, `:export`) goes through here, so that its errors read the same:
@@ -7,8 +8,10 @@ comes later: a notebook export, `:export`) goes through here, so that its errors
     can't write the plot to 'p.pdf': the file name must end in .svg or .png
     can't write the graph to '/etc/y.dot': permission denied
 
-and its confirmation too: the writer's caller prints `confirmation(path)` (`wrote y.svg`) on standard error
-once the file is complete, and nothing when nothing was written.
+A file read (a script given to `gradcalc`, `:load`) says the same: `can't read the script from 'x.gc': no
+such file or directory`, `can't load the script from 'lib': it is a directory`. A writer's confirmation
+too: the writer's caller prints `confirmation(path)` (`wrote y.svg`) on standard error once the file is
+complete, and nothing when nothing was written.
 
 The data goes to a temporary file beside the target, renamed over it only once complete (a rename within
 one directory is atomic): on any failure the temporary file is removed and an existing target is
@@ -73,6 +76,18 @@ def check_place(what: str, path: str | os.PathLike[str]) -> str:
     if not os.path.isdir(directory):
         raise FileProblem(what, path, f"'{os.path.dirname(os.fspath(path))}' is not a directory")
     return target
+
+
+def read(what: str, path: str | os.PathLike[str], verb: str = "read") -> bytes:
+    """The bytes of the file `path` (`~` expanded); a FileProblem in the one wording when it can't be read."""
+    target = os.path.expanduser(os.fspath(path))
+    if os.path.isdir(target):
+        raise FileProblem(what, path, "it is a directory", verb)
+    try:
+        with open(target, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise FileProblem(what, path, reason(exc), verb) from None
 
 
 def write(what: str, path: str | os.PathLike[str], data: bytes | Callable[[BinaryIO], None]) -> None:

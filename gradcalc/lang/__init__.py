@@ -9,7 +9,7 @@ only when the parser's cached tables must be made or a syntax error described (s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import GradcalcError
 from .syntax.keywords import KEYWORDS
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["BUILTINS", "KEYWORDS", "GradcalcError", "Session", "check_complete"]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name == "Session":
         from .session import Session  # (loaded when first asked for: off the REPL's start-up)
 

@@ -7,7 +7,12 @@ warnings) as `FILE:LINE:COL: error: MESSAGE`, then the source line and a caret u
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .core.origin import Origin
+    from .syntax.parser.blocks import _BlockState
+    from .tell.explain.rebound import Rebinding
 
 
 class Loc(NamedTuple):
@@ -30,6 +35,16 @@ class GradcalcError(Exception):
     the text the location refers to when it is not the program being run (a file run by `:load`).
     """
 
+    # Set on the way out of the statement that failed (core/compiler.py, session.py), so only some errors have
+    # them (readers use getattr): the innermost statement running, whether its unit is one REPL input, for an
+    # interrupt whether it came before the statement began or after it had finished, and the rebound leaf whose
+    # None `.grad` made it fail (tell/explain/rebound.py). Declared, not given defaults.
+    origin: Origin | None
+    interactive: bool
+    before: bool
+    finished: bool
+    rebound: Rebinding
+
     def __init__(
         self, message: str, loc: Loc | None = None, *, filename: str | None = None, source: str | None = None
     ) -> None:
@@ -50,6 +65,11 @@ class ArgumentError(GradcalcError):
 
 class SyntaxProblem(GradcalcError):
     """An error found before anything runs: the program does not parse or cannot be lowered."""
+
+    # Set by the parser (syntax/parser/) when it has them (readers use getattr): the block state the text left,
+    # and whether more input would complete it (the REPL's continuation prompt). Declared, not given defaults.
+    state: _BlockState
+    incomplete: bool
 
 
 class Interrupted(GradcalcError):

@@ -9,7 +9,7 @@ to write instead, in the language's terms (LANGUAGE.md section 5, the end).
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
 _QUIT = "type :quit (or press Ctrl-D) to leave"
 _NUMPY = ("drop the np. (numpy.) prefix: the built-ins have PyTorch's names (np.sin(x) is sin(x), "
@@ -79,7 +79,7 @@ def member_pointer(spelled: str) -> str | None:
     return pointer
 
 
-def call_pointer(name: str, args: tuple[Any, ...] | list[Any]) -> str | None:
+def call_pointer(name: str, args: Sequence[object]) -> str | None:
     """The pointer for a failed call of built-in `name` with positional `args`, when a habit explains it:
     `max(a, b)` meaning the larger of two values (PyTorch's max(x, d) reduces along dimension d)."""
     pointer = HABITS.get(("call", name))

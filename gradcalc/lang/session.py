@@ -250,7 +250,7 @@ class Session:
                 return steps
         except GradcalcError as exc:
             exc.filename, exc.source = unit.filename, unit.source
-            exc.interactive = unit.interactive  # type: ignore[attr-defined]
+            exc.interactive = unit.interactive
             raise
 
     def _execute(self, steps: list, keep_going: bool) -> bool:
@@ -399,12 +399,12 @@ class Session:
         if origin is not None:
             err = Interrupted(origin.loc)
             err.filename, err.source = origin.unit.filename, origin.unit.source
-            err.interactive = origin.unit.interactive  # type: ignore[attr-defined]
+            err.interactive = origin.unit.interactive
         else:
             err = Interrupted(None if finished else self._current_loc())
-        err.origin = origin  # type: ignore[attr-defined]
-        err.before = bool(getattr(exc, "before", False))  # type: ignore[attr-defined]
-        err.finished = finished  # type: ignore[attr-defined]
+        err.origin = origin
+        err.before = bool(getattr(exc, "before", False))
+        err.finished = finished
         self._interp.depth = 0
         self._stopping = False
         self.interrupted = True
@@ -502,12 +502,14 @@ class Session:
             path = path[1:-1]
         if not path:
             raise GradcalcError(":load needs a file name: :load FILE")
+        from gradcalc import files  # (:load reads through files.py's one wording; not on a cold start)
+
         try:
-            with open(os.path.expanduser(path), encoding="utf-8-sig") as handle:
-                text = handle.read().replace("\r\n", "\n")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise GradcalcError(f"can't load {path}: {reason}") from None
+            text = files.read("the script", path, verb="load").decode("utf-8-sig").replace("\r\n", "\n")
+        except files.FileProblem as problem:
+            raise GradcalcError(str(problem)) from None
+        except UnicodeDecodeError:
+            raise GradcalcError(str(files.FileProblem("the script", path, "it is not UTF-8 text", "load"))) from None
         unit = Unit(path, text)
         try:
             steps = self._interp.compile(parse(text), unit)

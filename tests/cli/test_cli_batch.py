@@ -202,7 +202,8 @@ def test_missing_file(run_gradcalc: Run) -> None:
     result = run_gradcalc("no_such_script.gc")
     assert result.returncode == 2
     assert result.stderr.splitlines() == [result.stderr.strip()]
-    assert "no_such_script.gc" in result.stderr and "no such file" in result.stderr
+    assert "can't read the script from '" in result.stderr and "no_such_script.gc': no such file or directory" in \
+        result.stderr
 
 
 def test_directory_instead_of_a_file(run_gradcalc: Run, tmp_path: Path) -> None:

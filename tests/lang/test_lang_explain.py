@@ -385,6 +385,8 @@ def test_repl_errors_hint_at_explain_once_per_session() -> None:
 def test_help_explain() -> None:
     out = run(":help explain\n").out
     assert out.startswith("explain backward y") and "explain x.grad" in out
+    # the most common beginner bug is among the reasons, with its fix
+    assert "rebound it to a computed tensor" in out and "with no_grad:" in out
 
 
 def test_hooks_that_fire_are_named() -> None:

@@ -100,7 +100,7 @@ def test_load_reports_errors_in_the_loaded_file(tmp_path: Path) -> None:
     r = run(f":load {script}\n")
     assert r.err.startswith(f"{script}:1:")
     r = run(f":load {tmp_path}/missing.gc\n")
-    assert r.errors[0].startswith(f"can't load {tmp_path}/missing.gc")
+    assert r.errors[0] == f"can't load the script from '{tmp_path}/missing.gc': no such file or directory"
 
 
 def test_quit_stops_the_program_and_sets_quit_requested() -> None:

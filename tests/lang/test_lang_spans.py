@@ -72,7 +72,12 @@ def expressions(draw: st.DrawFn, depth: int = 0) -> str:
     if kind == "binary":
         op = draw(st.sampled_from(["+", "-", "*", "/", "**", "@", "<", "==", "and", "or"]))
         b = draw(expressions(depth + 1))
-        return f"({a}) {op} ({b})" if op in ("<", "==") else f"{a} {op} {b}"  # (comparisons do not chain)
+        if op in ("<", "=="):
+            return f"({a}) {op} ({b})"
+        # comparisons do not chain: an operand holding one is bracketed, or `(x) < (x) + (x) < (x)` would be
+        # written, which the language rejects
+        a, b = (f"({e})" if " < " in e or " == " in e else e for e in (a, b))
+        return f"{a} {op} {b}"
     if kind == "unary":
         return f"{draw(st.sampled_from(['-', 'not ']))}({a})"
     if kind == "parens":

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 
 LANG = Path(__file__).resolve().parents[2] / "gradcalc" / "lang"
-ANY_CEILING = 1016
-IGNORE_CEILING = 23
+ANY_CEILING = 338
+IGNORE_CEILING = 6
 # generic types that mean `...[Any]` when written bare
 _GENERIC = {"list", "dict", "tuple", "set", "frozenset", "type", "Callable", "Iterable", "Iterator", "Sequence"}
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gradcalc.autograd.graph import STAMP
 from gradcalc.autograd.interrupts import GUARD
@@ -30,15 +30,21 @@ from .frames import Closure, Frame
 from .origin import Origin
 
 if TYPE_CHECKING:
+    from types import CodeType
+
+    from gradcalc import Tensor
+
     from .interpreter import Interpreter
 
-STATEMENTS: dict[type, Callable[[Any, Any], Closure]] = {}
+# statement record -> its compile function (Any: each takes the record of its own kind)
+STATEMENTS: dict[type[A.Node], Callable[[Compiler, Any], Closure]] = {}
+S = TypeVar("S", bound=A.Node)
 
 
-def compiles(kind: type) -> Callable[[Callable[[Any, Any], Closure]], Callable[[Any, Any], Closure]]:
+def compiles(kind: type[S]) -> Callable[[Callable[[Compiler, S], Closure]], Callable[[Compiler, S], Closure]]:
     """Register the compile function of statement record `kind`."""
 
-    def register(fn: Callable[[Any, Any], Closure]) -> Callable[[Any, Any], Closure]:
+    def register(fn: Callable[[Compiler, S], Closure]) -> Callable[[Compiler, S], Closure]:
         STATEMENTS[kind] = fn
         return fn
 
@@ -62,7 +68,7 @@ class Compiler(ExpressionCompiler):
         """One statement as run at top level: located errors, the interrupt check, the current position."""
         return self.block([st])
 
-    def block(self, body: list[Any]) -> Closure:
+    def block(self, body: list[A.Node]) -> Closure:
         """Statements run in order. Each one, while it runs, is the engine's origin (lang/origin.py): the nodes
         it records and the changes it makes remember it; the block puts back the origin it found (a call's
         body runs inside the calling statement)."""
@@ -75,7 +81,7 @@ class Compiler(ExpressionCompiler):
             for st in body
         ]
 
-        def run_block(f: Frame) -> Any:
+        def run_block(f: Frame) -> object:  # (a Signal, or None: the block ran to its end)
             outer = stamp.origin
             for pos, loc, origin, step in steps:
                 if interp.stop_requested:  # a Ctrl-C deferred to the next statement (repl/interrupt.py)
@@ -91,9 +97,9 @@ class Compiler(ExpressionCompiler):
                         exc.loc = loc
                     if exc.filename is None:
                         exc.filename, exc.source = unit.filename, unit.source
-                        exc.interactive = unit.interactive  # type: ignore[attr-defined]
+                        exc.interactive = unit.interactive
                     if getattr(exc, "origin", None) is None:
-                        exc.origin = origin  # type: ignore[attr-defined]  # the innermost statement (explain)
+                        exc.origin = origin  # the innermost statement (explain)
                         if last_none.origin is origin:  # it read a rebound leaf's .grad as None: say so
                             annotate_none(exc)
                     stamp.origin = outer
@@ -109,8 +115,8 @@ class Compiler(ExpressionCompiler):
                 except Exception as exc:
                     err = error_from(exc, loc)
                     err.filename, err.source = unit.filename, unit.source
-                    err.interactive = unit.interactive  # type: ignore[attr-defined]
-                    err.origin = origin  # type: ignore[attr-defined]
+                    err.interactive = unit.interactive
+                    err.origin = origin
                     if last_none.origin is origin:
                         annotate_none(err)
                     stamp.origin = outer
@@ -124,14 +130,14 @@ class Compiler(ExpressionCompiler):
         return run_block
 
     # the code of every block runner's loop: where a Ctrl-C finds the statement that runs (lang/session.py)
-    RUNNER_CODE: Any = None
+    RUNNER_CODE: CodeType | None = None
 
-    def binder(self, target: A.Node) -> Callable[[Frame, Any], None]:
+    def binder(self, target: A.Node) -> Callable[[Frame, object], None]:
         """How to store a value into an assignment target."""
         if isinstance(target, A.Name):
             name = target.id
 
-            def bind_name(f: Frame, v: Any) -> None:
+            def bind_name(f: Frame, v: object) -> None:
                 f.vars[name] = v
 
             return bind_name
@@ -140,7 +146,7 @@ class Compiler(ExpressionCompiler):
             idx = self.index_expr(target.index)
             loc = target.loc
 
-            def bind_item(f: Frame, v: Any) -> None:
+            def bind_item(f: Frame, v: object) -> None:
                 o = obj(f)
                 i = idx(f)
                 if not isinstance(o, _T.Tensor):
@@ -159,7 +165,7 @@ class Compiler(ExpressionCompiler):
             obj = self.expr(target.obj, VALUE)
             attr, loc = target.name, target.loc
 
-            def bind_attr(f: Frame, v: Any) -> None:
+            def bind_attr(f: Frame, v: object) -> None:
                 o = obj(f)
                 if not isinstance(o, _T.Tensor) and assign_other_attribute(o, attr, v, loc):
                     return  # a module's parameter or submodule, an optimizer's lr
@@ -182,7 +188,7 @@ class Compiler(ExpressionCompiler):
         loc = target.loc
         guard, stamp = self.guard, self.stamp
 
-        def bind_tuple(f: Frame, v: Any) -> None:
+        def bind_tuple(f: Frame, v: Any) -> None:  # (Any: a value that does not unpack is the error below)
             try:
                 items = list(v)
             except Exception:
@@ -195,10 +201,10 @@ class Compiler(ExpressionCompiler):
 
         return bind_tuple
 
-    def tensors(self, exprs: list[A.Node], what: str) -> Callable[[Frame], list[Any]]:
+    def tensors(self, exprs: list[A.Node], what: str) -> Callable[[Frame], list[Tensor]]:
         fns = [(self.expr(e, VALUE), A.start_of(e)) for e in exprs]
 
-        def values(f: Frame) -> list[Any]:
+        def values(f: Frame) -> list[Tensor]:
             out = []
             for fn, loc in fns:
                 v = fn(f)

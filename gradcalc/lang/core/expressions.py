@@ -63,13 +63,13 @@ class ListData:
 
     __slots__ = ("data", "bools")
 
-    def __init__(self, data: list, bools: bool) -> None:
+    def __init__(self, data: list[object], bools: bool) -> None:
         self.data, self.bools = data, bools
 
 
-def _list_data(values: list) -> ListData | None:
+def _list_data(values: list[object]) -> ListData | None:
     """The items of a list literal as tensor data, when they are all numbers or booleans (or such lists)."""
-    data: list = []
+    data: list[object] = []
     bools = True
     for v in values:
         kind = type(v)
@@ -98,7 +98,8 @@ class ExpressionCompiler:
 
     def __init__(self) -> None:
         self.depth = 0
-        self.exprs: dict[type, Callable[[Any, int], Closure]] = {
+        # (Any: each takes the record of its own kind)
+        self.exprs: dict[type[A.Node], Callable[[Any, int], Closure]] = {
             A.Num: self.num,
             A.NumList: self.num_list,
             A.Str: self.const,
@@ -139,7 +140,7 @@ class ExpressionCompiler:
         if node.problem is not None:
             problem, loc = node.problem, node.loc
 
-            def fail(f: Frame) -> Any:
+            def fail(f: Frame) -> object:
                 raise GradcalcError(problem, loc)
 
             return fail
@@ -164,7 +165,7 @@ class ExpressionCompiler:
             constant = self.interp.predefined.get(name)
             make = _T.tensor
 
-            def ev_constant(f: Frame) -> Any:
+            def ev_constant(f: Frame) -> object:
                 v = f.vars.get(name, MISSING)
                 if v is MISSING:
                     v = lookup(f, name, loc)
@@ -174,7 +175,7 @@ class ExpressionCompiler:
 
             return ev_constant
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             v = f.vars.get(name, MISSING)
             if v is MISSING:
                 return lookup(f, name, loc)
@@ -191,7 +192,7 @@ class ExpressionCompiler:
         loc = node.loc
         nested = ctx == LIST_ITEM
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             values = [fn(f) for fn in fns]
             found = _list_data(values)
             if found is not None:
@@ -220,7 +221,7 @@ class ExpressionCompiler:
         interp = self.interp
         Tensor = _T.Tensor
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             a = left(f)
             b = right(f)
             if type(a) is Tensor and type(b) is Tensor and a.numel() * b.numel() > interp.max_elements:
@@ -244,7 +245,7 @@ class ExpressionCompiler:
         interp = self.interp
         Tensor = _T.Tensor
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             a = first(f)
             for op, sym, right, loc in binaries:
                 b = right(f)
@@ -269,7 +270,7 @@ class ExpressionCompiler:
         operand = self.expr(node.operand, ctx if is_literal(node.operand) and ctx != LIST_ITEM else OPERAND)
         op, sym, loc = UNARY[node.op], node.op, node.loc
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             v = operand(f)
             try:
                 return op(v)
@@ -290,7 +291,7 @@ class ExpressionCompiler:
         fns = [(self.expr(v, VALUE), A.start_of(v)) for v in node.values]
         want = node.op == "or"  # `or` stops at the first true value, `and` at the first false one
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             v = None
             for fn, loc in fns:
                 v = fn(f)
@@ -322,7 +323,7 @@ class ExpressionCompiler:
         loc = node.loc
         fname = node.func.id if isinstance(node.func, A.Name) else None
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             fn = func(f)
             a = [g(f) for g in args]
             kw = {k: g(f) for k, g in kwargs} if kwargs else {}
@@ -361,7 +362,7 @@ class ExpressionCompiler:
             target = b.target
             limits = _T.limits
 
-            def ev_plain(f: Frame) -> Any:
+            def ev_plain(f: Frame) -> object:
                 o = obj(f)
                 if type(o) is Tensor:
                     try:
@@ -377,7 +378,7 @@ class ExpressionCompiler:
 
             return ev_plain
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             o = obj(f)
             a = [g(f) for g in args]
             kw = {k: g(f) for k, g in kwargs} if kwargs else {}
@@ -398,7 +399,7 @@ class ExpressionCompiler:
         if name == "grad":
             from gradcalc.autograd.inspection import grad_of  # (when a program first reads .grad: not a cold start)
 
-            def ev_grad(f: Frame) -> Any:
+            def ev_grad(f: Frame) -> object:
                 o = obj(f)
                 if type(o) is Tensor:
                     if o.grad_fn is None or o.retains_grad:
@@ -412,7 +413,7 @@ class ExpressionCompiler:
             return ev_grad
         if engine_name is not None:
 
-            def ev_attr(f: Frame) -> Any:
+            def ev_attr(f: Frame) -> object:
                 o = obj(f)
                 if type(o) is Tensor:
                     try:
@@ -429,7 +430,7 @@ class ExpressionCompiler:
             key = name[len("_saved_"):]
             Node = _T.Node
 
-            def ev_saved(f: Frame) -> Any:
+            def ev_saved(f: Frame) -> object:
                 o = obj(f)
                 if isinstance(o, Node):
                     return saved.SavedValues(o) if name == "saved" else saved.read(o, key, loc)
@@ -437,7 +438,7 @@ class ExpressionCompiler:
 
             return ev_saved
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             return other_attribute(obj(f), name, loc)
 
         return ev
@@ -447,7 +448,7 @@ class ExpressionCompiler:
         idx = self.index_expr(node.index)
         loc = node.loc
 
-        def ev(f: Frame) -> Any:
+        def ev(f: Frame) -> object:
             o = obj(f)
             i = idx(f)
             try:

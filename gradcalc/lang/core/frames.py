@@ -50,7 +50,7 @@ class Frame:
 Closure = Callable[[Frame], Any]
 
 
-def truth(value: Any, loc: Loc) -> bool:
+def truth(value: object, loc: Loc) -> bool:
     """A condition's truth: a one-element tensor by its value; several elements are an error."""
     try:
         return bool(value)

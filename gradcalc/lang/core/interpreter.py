@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import gradcalc
 from gradcalc.autograd.printing import set_printoptions  # the engine's (global, as PyTorch's)
@@ -25,19 +25,22 @@ from ..values.namespace import PREDEFINED_NAMESPACES
 from .compiler import Compiler
 from .frames import MISSING, Closure, Frame
 
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+
 __all__ = ["Host", "Interpreter", "Unit"]
 
 
 class Host(Protocol):
     """What the interpreter needs from the session that runs it: where values, graphs and commands go."""
 
-    def show(self, value: Any, is_call: bool = False) -> None:
+    def show(self, value: object, is_call: bool = False) -> None:
         """An expression statement's value (a call's none prints nothing)."""
 
-    def print_values(self, values: list[Any]) -> None:
+    def print_values(self, values: list[object]) -> None:
         """What `print a, b` prints."""
 
-    def graph(self, tensor: Any, path: str | None) -> None:
+    def graph(self, tensor: Tensor, path: str | None) -> None:
         """`graph y [to PATH]`."""
 
     def plot(self, exprs: list[tuple[str, Any]], name: str, lo: float, hi: float, order: int,

@@ -14,10 +14,13 @@ compound statement), found only when first asked for (compiling a 10,000-line sc
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Loc
 from ..syntax.source import Span, Unit, source_text
+
+if TYPE_CHECKING:
+    from .interpreter import Interpreter
 
 MAX_TEXT = 120  # longer statements are cut with "..."
 
@@ -29,7 +32,8 @@ class Origin:
 
     __slots__ = ("unit", "loc", "owner", "_statement", "_head", "_text")
 
-    def __init__(self, unit: Unit, loc: Loc, owner: weakref.ref[Any] | None = None, statement: Any = None) -> None:
+    def __init__(self, unit: Unit, loc: Loc, owner: weakref.ref[Interpreter] | None = None,
+                 statement: Any = None) -> None:  # (Any: a statement record, whose `head` it reads)
         self.unit = unit
         self.loc = loc
         self.owner = owner

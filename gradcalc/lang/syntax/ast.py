@@ -17,15 +17,30 @@ themselves live beside their compile functions, one family per module of `gradca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, TypeVar, cast, dataclass_transform
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, dataclass_transform
 
 from ..errors import Loc, SyntaxProblem
 from .source import Span
 
 R = TypeVar("R", bound=type)
+F = TypeVar("F", bound=Callable[..., object])
 
-_RECORDS: list[Any] = []  # records whose __init__ is not made yet (see finish_records)
+
+if TYPE_CHECKING:
+
+    class Token(Protocol):
+        """A token as lowering sees it: a str (the matched text) that names its terminal and where it starts (the
+        parser's `Tok`, Lark's `Token`)."""
+
+        type: str
+        line: int
+        column: int
+
+        def __len__(self) -> int: ...
+
+
+_RECORDS: list[type[Node]] = []  # records whose __init__ is not made yet (see finish_records)
 
 
 @dataclass_transform()
@@ -212,7 +227,7 @@ class Slice(Node):
 def finish_records() -> None:
     """Make the `__init__` of every record declared since the last call (each module of records ends with it)."""
     sources = []
-    defaults: dict[str, Any] = {}
+    defaults: dict[str, object] = {}
     for cls in _RECORDS:
         fields = tuple(cls.__dict__.get("__annotations__", {}))
         cls._fields = fields
@@ -227,7 +242,7 @@ def finish_records() -> None:
         sources.append(f"def {cls.__name__}_init(self, {', '.join(params)}):{body}\n")
     exec("\n".join(sources), defaults)
     for cls in _RECORDS:
-        cls.__init__ = defaults[f"{cls.__name__}_init"]
+        setattr(cls, "__init__", defaults[f"{cls.__name__}_init"])  # noqa: B010 - (a checker forbids assigning a method)
     _RECORDS.clear()
 
 
@@ -267,8 +282,8 @@ class Stmt(Node):
     fresh: bool = False
     # what the parser lowered it from (not fields): its rule's children, and a compound statement's `:`;
     # `span` and `head` are found from them when first asked for (parsing a long program computes none)
-    _raw: list[Any] | None = None
-    _colon: Any = None
+    _raw: list[object] | None = None
+    _colon: Token | None = None
 
     @property
     def span(self) -> Span | None:
@@ -296,7 +311,7 @@ class Stmt(Node):
 Block = list[Node]  # a field annotated `Block` holds a list of statements (the generic walk finds them by it)
 
 # grammar rule -> its lowering (children -> record); the Lowerer (lower.py) calls these
-RULES: dict[str, Callable[[list[Any]], Any]] = {}
+RULES: dict[str, Callable[[list[object]], object]] = {}
 # grammar rule -> the statement record it makes (its docstring is the statement's `:help` page, if it has none)
 STATEMENT_RECORDS: dict[str, type[Stmt]] = {}
 
@@ -320,8 +335,8 @@ def statement(rule: str) -> Callable[[S], S]:
         if custom is not None:
             bound = custom.__get__(None, cls)
 
-            def lower(children: list[Any]) -> Any:
-                st = bound(*children)
+            def lower(children: list[object]) -> Stmt:
+                st: Stmt = bound(*children)
                 st._raw = children  # (its span, when asked for)
                 return st
 
@@ -329,7 +344,7 @@ def statement(rule: str) -> Callable[[S], S]:
         else:
             positional = _positional(cls)
 
-            def lower_positional(children: list[Any]) -> Any:
+            def lower_positional(children: list[object]) -> Stmt:
                 st = positional(children)
                 st._raw = children
                 return st
@@ -340,34 +355,34 @@ def statement(rule: str) -> Callable[[S], S]:
     return register
 
 
-def with_colon(lower: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+def with_colon(lower: Callable[[list[object]], object]) -> Callable[[list[object]], object]:
     """The lowering of a compound statement's rule, whose header's `:` is a kept token (COLON): it marks where
     the header ends (the record's `head`), and is not passed on (the Lowerer installs this for those rules)."""
 
-    def lowered(children: list[Any]) -> Any:
+    def lowered(children: list[object]) -> object:
         for i, c in enumerate(children):
             if isinstance(c, str) and getattr(c, "type", None) == "COLON":
-                st = lower(children[:i] + children[i + 1 :])
-                st._colon = c
+                st = cast(Stmt, lower(children[:i] + children[i + 1 :]))  # (a statement's rule makes its record)
+                st._colon = cast("Token", c)
                 return st
         return lower(children)
 
     return lowered
 
 
-def rule(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def rule(name: str) -> Callable[[F], F]:
     """Declare the lowering of a rule that is part of a statement (`backward_flag`, `elif_clause`)."""
 
-    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def register(fn: F) -> F:
         RULES[name] = lambda children: fn(*children)
         return fn
 
     return register
 
 
-def _positional(cls: type) -> Callable[[list[Any]], Any]:
+def _positional(cls: type[Stmt]) -> Callable[[list[object]], Stmt]:
     annotations = cls.__dict__.get("__annotations__", {})
-    converters: list[Callable[[Any], Any] | None] = []
+    converters: list[Callable[[Any], object] | None] = []  # (Any: each takes what its field's child is)
     for kind in annotations.values():
         kind = str(kind)
         if kind == "Loc":
@@ -379,18 +394,18 @@ def _positional(cls: type) -> Callable[[list[Any]], Any]:
         else:
             converters.append(None)
 
-    def lower(children: list[Any]) -> Any:
+    def lower(children: list[object]) -> Stmt:
         return cls(*[c if f is None else f(c) for f, c in zip(converters, children, strict=True)])
 
     return lower
 
 
-def token_loc(tok: Any) -> Loc:
+def token_loc(tok: Any) -> Loc:  # (Any: a Token; the statements' lowerings pass what they narrowed to str)
     """Where a token starts."""
     return tuple.__new__(Loc, (tok.line, tok.column))  # Loc(...) without the NamedTuple's Python-level __new__
 
 
-def token_end(tok: Any) -> Loc:
+def token_end(tok: Token) -> Loc:
     """Just after a token's last character (no token spans lines)."""
     return tuple.__new__(Loc, (tok.line, tok.column + len(tok)))
 
@@ -401,7 +416,7 @@ def children(node: Node) -> Iterator[Node]:
         yield from _records_in(getattr(node, f))
 
 
-def _records_in(value: Any) -> Iterator[Node]:
+def _records_in(value: object) -> Iterator[Node]:
     if isinstance(value, Node):
         yield value
     elif isinstance(value, (list, tuple)):
@@ -511,7 +526,7 @@ def _last_record(node: Node) -> Node | None:
     return None
 
 
-def _last_in(value: Any) -> Node | None:
+def _last_in(value: object) -> Node | None:
     if isinstance(value, Node):
         return value
     if isinstance(value, (list, tuple)) and not isinstance(value, Loc):
@@ -522,31 +537,31 @@ def _last_in(value: Any) -> Node | None:
     return None
 
 
-def _first_start(children: list[Any]) -> Loc | None:
+def _first_start(children: Sequence[object]) -> Loc | None:
     """Where the first of a rule's children (tokens, records, lists of them) begins."""
     for c in children:
         if isinstance(c, Node):
             return span_start(c)
         if isinstance(c, str):
             if hasattr(c, "line"):
-                return token_loc(c)
+                return token_loc(cast("Token", c))
         elif isinstance(c, (list, tuple)) and not isinstance(c, Loc):
-            found = _first_start(list(c))
+            found = _first_start(c)
             if found is not None:
                 return found
     return None
 
 
-def _last_end(children: list[Any]) -> Loc | None:
+def _last_end(children: Sequence[object]) -> Loc | None:
     """Just after the last of a rule's children."""
     for c in reversed(children):
         if isinstance(c, Node):
             return span_end(c)
         if isinstance(c, str):
             if hasattr(c, "line"):
-                return token_end(c)
+                return token_end(cast("Token", c))
         elif isinstance(c, (list, tuple)) and not isinstance(c, Loc):
-            found = _last_end(list(c))
+            found = _last_end(c)
             if found is not None:
                 return found
     return None

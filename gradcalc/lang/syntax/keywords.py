@@ -27,7 +27,7 @@ IMPORT_KEYWORDS: tuple[str, ...] = rule_keywords("import_stmt")  # import from
 AS_KEYWORDS: tuple[str, ...] = tuple(k for k in rule_keywords("import_path") if k in SOFT_KEYWORDS)  # as
 
 
-def check_name(tok: Any) -> None:
+def check_name(tok: Any) -> None:  # (Any: a Token; the statements' lowerings pass what they narrowed to str)
     """A name token that spells a keyword is an error (`backward = 1`)."""
     if str(tok) in KEYWORD_SET:
         raise SyntaxProblem(f"'{tok}' is a keyword; it can't be used as a name", Loc(tok.line, tok.column))

@@ -12,6 +12,8 @@ attributes, which both Lark's `Token` and the parser's `Tok` are (and no other c
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from ..errors import Loc, SyntaxProblem
 from ..limits import MAX_DIMS, too_many_dims
 from . import ast as A
@@ -38,6 +40,10 @@ Token = Tok  # the name the callbacks' annotations use: a Tok, or Lark's Token o
 
 loc = A.token_loc
 end = A.token_end
+
+# what a rule's callback receives: its tokens, what the callbacks of its sub-rules returned, and None for an
+# optional part left out
+Children: TypeAlias = "list[object]"
 
 
 def _string_value(text: str) -> str:
@@ -76,7 +82,7 @@ class _Keyword:
         self.name, self.value, self.loc = name, value, where
 
 
-def _flatten_statements(children: list) -> list[A.Node]:
+def _flatten_statements(children: Children) -> list[A.Node]:
     """Statements of a block: a line of simple statements arrives as a list."""
     out: list[A.Node] = []
     for c in children:
@@ -87,11 +93,11 @@ def _flatten_statements(children: list) -> list[A.Node]:
     return out
 
 
-def _tokens(children: list, *types: str) -> list[Token]:
+def _tokens(children: Children, *types: str) -> list[Token]:
     return [c for c in children if isinstance(c, str) and c.type in types]
 
 
-def _nodes(children: list) -> list:
+def _nodes(children: Children) -> list[object]:
     return [c for c in children if not isinstance(c, str)]
 
 
@@ -115,28 +121,28 @@ class Lowerer:
             setattr(self, name, lower)  # the parser calls `lowerer.RULE(children)`
 
     # -- program and blocks ----------------------------------------------------------------------
-    def start(self, children: list) -> A.Program:
+    def start(self, children: Children) -> A.Program:
         return A.Program(_flatten_statements(children))
 
-    def simple_line(self, children: list) -> list[A.Node]:
+    def simple_line(self, children: Children) -> list[A.Node]:
         return [c for c in children if isinstance(c, A.Node)]
 
-    def suite(self, children: list) -> list[A.Node]:
+    def suite(self, children: Children) -> list[A.Node]:
         return _flatten_statements(children)
 
-    def exprlist(self, children: list) -> list[A.Node]:
+    def exprlist(self, children: Children) -> list[A.Node]:
         return list(children)
 
     # -- expressions -----------------------------------------------------------------------------
-    def tuple(self, children: list) -> A.TupleExpr:
+    def tuple(self, children: Children) -> A.TupleExpr:
         return A.TupleExpr(list(children), A.start_of(children[0]))
 
-    def test(self, children: list) -> A.Node:
+    def test(self, children: Children) -> A.Node:
         if len(children) == 1 and not isinstance(children[0], _Prefixed):
             return children[0]
         return _apply_precedence(children)
 
-    def operand(self, children: list) -> A.Node | _Prefixed:
+    def operand(self, children: Children) -> A.Node | _Prefixed:
         k = 0
         while isinstance(children[k], str) and children[k].type in PREFIX:
             k += 1
@@ -158,11 +164,11 @@ class Lowerer:
                 node = A.Attribute(node, name, where)
         return _Prefixed(children[:k], node) if k else node
 
-    def call(self, children: list) -> tuple:
+    def call(self, children: Children) -> tuple[str, list[A.Node], list[tuple[str, A.Node]], Loc, Loc]:
         args, kwargs = children[1] if len(children) > 2 else ([], [])
         return ("call", args, kwargs, loc(children[0]), end(children[-1]))
 
-    def arguments(self, children: list) -> tuple[list, list]:
+    def arguments(self, children: Children) -> tuple[list[A.Node], list[tuple[str, A.Node]]]:
         args: list[A.Node] = []
         kwargs: list[tuple[str, A.Node]] = []
         for c in children:
@@ -176,11 +182,11 @@ class Lowerer:
                 args.append(c)
         return args, kwargs
 
-    def keyword(self, children: list) -> _Keyword:
+    def keyword(self, children: Children) -> _Keyword:
         name, _, value = children
         return _Keyword(str(name), value, loc(name))
 
-    def index(self, children: list) -> tuple:
+    def index(self, children: Children) -> tuple[str, A.Node, Loc, Loc]:
         where = loc(children[0])
         items = children[1]
         for item in items:
@@ -191,54 +197,54 @@ class Lowerer:
         )
         return ("index", index, where, end(children[2]))
 
-    def subscripts(self, children: list) -> list:
+    def subscripts(self, children: Children) -> list[object]:
         return _Multi(children) if len(children) > 1 else list(children)
 
-    def slice(self, children: list) -> A.Slice:
+    def slice(self, children: Children) -> A.Slice:
         start, colon, stop, second, step = children  # (the colons are kept for the slice's span)
         first = A.span_start(start) if start is not None else loc(colon)
         last = step if step is not None else second if second is not None else stop if stop is not None else colon
         return A.Slice(start, stop, step, Loc(0, 0), first, end(last) if isinstance(last, str) else A.span_end(last))
 
-    def attribute(self, children: list) -> tuple:
+    def attribute(self, children: Children) -> tuple[str, str, Loc]:
         return ("attr", str(children[0]), loc(children[0]))
 
     # -- atoms -----------------------------------------------------------------------------------
-    def name(self, children: list) -> A.Name:
+    def name(self, children: Children) -> A.Name:
         tok = children[0]
         check_name(tok)
         return A.Name(str(tok), loc(tok))
 
-    def number(self, children: list) -> A.Num:
+    def number(self, children: Children) -> A.Num:
         tok = children[0]
         return A.Num(_number_value(str(tok)), loc(tok), end(tok))
 
-    def string(self, children: list) -> A.Str:
+    def string(self, children: Children) -> A.Str:
         tok = children[0]
         return A.Str(_string_value(str(tok)), loc(tok), end(tok))
 
-    def true(self, children: list) -> A.Const:
+    def true(self, children: Children) -> A.Const:
         return A.Const(True, loc(children[0]))
 
-    def false(self, children: list) -> A.Const:
+    def false(self, children: Children) -> A.Const:
         return A.Const(False, loc(children[0]))
 
-    def none(self, children: list) -> A.Const:
+    def none(self, children: Children) -> A.Const:
         return A.Const(None, loc(children[0]))
 
-    def empty_tuple(self, children: list) -> A.TupleExpr:
+    def empty_tuple(self, children: Children) -> A.TupleExpr:
         empty = A.TupleExpr([], Loc(0, 0), parens=True)
         empty.enclosed = Span(loc(children[0]), end(children[1]))
         return empty
 
-    def parens(self, children: list) -> A.Node:
+    def parens(self, children: Children) -> A.Node:
         inner = children[1]
         if isinstance(inner, A.TupleExpr):
             inner.parens = True
         inner.enclosed = Span(loc(children[0]), end(children[2]))  # (the outermost brackets, for its span)
         return inner
 
-    def list(self, children: list) -> A.Node:
+    def list(self, children: Children) -> A.Node:
         where, closed = loc(children[0]), end(children[-1])
         items = children[1:-1]
         if all(isinstance(i, (A.Num, A.NumList)) for i in items):
@@ -290,7 +296,7 @@ class _Prefixed:
         self.ops, self.node = ops, node
 
 
-def _apply_precedence(items: list) -> A.Node:
+def _apply_precedence(items: list[object]) -> A.Node:
     """Build the expression tree of `operand (op operand)*` by operator precedence (shunting-yard)."""
     out: list[A.Node] = []
     stack: list[tuple[int, bool, Token]] = []  # (binding power, is prefix, operator token)
@@ -358,7 +364,7 @@ class _Multi(list):
     """Subscripts written with a comma (`x[0,]`, `x[1:, ::2]`): an index tuple even with one item."""
 
 
-def _numeric_list(items: list, where: Loc, closed: Loc) -> A.NumList:
+def _numeric_list(items: list[object], where: Loc, closed: Loc) -> A.NumList:
     """A tensor literal, checked for a rectangular shape (ragged lists are an error when run)."""
     if not items:
         return A.NumList([], where, closed)
@@ -385,7 +391,7 @@ def _numeric_list(items: list, where: Loc, closed: Loc) -> A.NumList:
     return A.NumList([i.data for i in items], where, closed)
 
 
-def _shape(data: list) -> tuple[int, ...]:
+def _shape(data: list[object]) -> tuple[int, ...]:
     shape = []
     while isinstance(data, list):
         shape.append(len(data))

@@ -22,7 +22,7 @@ import re
 import shutil
 import subprocess
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gradcalc import files
 from gradcalc.autograd.inspection import (
@@ -47,15 +47,22 @@ from .explain.where import made, number, short
 from .names import Names
 from .render import tensor_json, torch_repr
 
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+    from gradcalc.autograd.graph import Node
+    from gradcalc.autograd.inspection import SavedValue
+
 MAX_LINES = 2000
 SMALL = 6  # a tensor of at most this many elements shows its value
 PLAIN = Style()  # DOT labels and JSON: no colour
 
 # one node's label: its name, what is known of its output(s), its formula (per input), what it saved
 Label = tuple[str, str, tuple[str, ...], str]
+# the text of equal 0-d values, by (dtype, bytes), made once
+Reprs = dict[tuple[object, bytes], str]
 
 
-def _value(t: Any, reprs: dict[tuple[Any, bytes], str]) -> str:
+def _value(t: Tensor, reprs: Reprs) -> str:
     """`compact(t)`, remembered in `reprs` for equal 0-d values: a chain of a million `y * 2` formats `2` once."""
     if t.ndim:
         return compact(t)
@@ -66,12 +73,12 @@ def _value(t: Any, reprs: dict[tuple[Any, bytes], str]) -> str:
     return text
 
 
-def _shape(t: Any) -> str:
+def _shape(t: Tensor) -> str:
     s = tuple(t.shape)
     return "(" + ", ".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
 
 
-def compact(t: Any, full: bool = False) -> str:
+def compact(t: Tensor, full: bool = False) -> str:
     """A tensor's repr on one line (`tensor([[1., 2.], [3., 4.]])`); `full` keeps requires_grad/grad_fn."""
     grad_fn = t.grad_fn.name() if full and t.grad_fn is not None else None
     text = tensor_repr(
@@ -80,7 +87,7 @@ def compact(t: Any, full: bool = False) -> str:
     return re.sub(r"\n\s*", " ", text)
 
 
-def _grad_text(t: Any) -> str:
+def _grad_text(t: Tensor) -> str:
     g = grad_of(t)
     if g is None:
         return "grad None"
@@ -89,7 +96,7 @@ def _grad_text(t: Any) -> str:
     return f"grad (a tensor of {g.numel()} elements)"
 
 
-def _about(t: Any, names: list[str], is_leaf: bool, style: Style, output: int | None = None) -> str:
+def _about(t: Tensor, names: list[str], is_leaf: bool, style: Style, output: int | None = None) -> str:
     """`y: shape (2,), value tensor([1., 2.])`: what is known of one tensor."""
     parts = []
     if output is not None:
@@ -105,7 +112,7 @@ def _about(t: Any, names: list[str], is_leaf: bool, style: Style, output: int | 
     return f"{style.name(', '.join(names))}: {text}" if names else text
 
 
-def _saved_text(node: Any, names: Names, reprs: dict, style: Style) -> str:
+def _saved_text(node: Node, names: Names, reprs: Reprs, style: Style) -> str:
     """`self = x, exponent = 2.0`: what the node saved for backward."""
     items = []
     outputs = names.outputs(node)
@@ -129,20 +136,20 @@ def _saved_text(node: Any, names: Names, reprs: dict, style: Style) -> str:
     return ", ".join(items)
 
 
-def _saved_name(v: Any, outputs: dict[int, list[str]], names: Names) -> str | None:
+def _saved_name(v: SavedValue, outputs: dict[int, list[str]], names: Names) -> str | None:
     """The workspace name of a saved tensor: PyTorch's `result` is the node's own output, named as it is
     (gradcalc may keep a copy of it)."""
     return names.name_of(v.value) if v.name != "result" or not outputs.get(0) else outputs[0][0]
 
 
-def made_at(node: Any) -> str | None:
+def made_at(node: Node) -> str | None:
     """Where the front end made the node (`line 3: y = a * b`, or a REPL input's text), when known; a leaf's
     AccumulateGrad is made by its leaf's first use, not by a statement of its own."""
     o = origin(node)
     return None if o is None else " ".join(made(o).split())
 
 
-def label(node: Any, names: Names, reprs: dict, style: Style = PLAIN) -> Label:
+def label(node: Node, names: Names, reprs: Reprs, style: Style = PLAIN) -> Label:
     """One node's label: its name, what is known of its output(s), its formula (per input), what it saved."""
     shown = tuple(style.formula(text if name is None else f"{name}: {text}") for name, text in formulas(node))
     if accumulates(node):  # made on first use by whichever statement: no origin of its own
@@ -166,7 +173,7 @@ def _line(parts: Label, where: str | None = None, style: Style = PLAIN) -> str:
             + (f"  saved: {kept}" if kept else "") + (style.where(f"  [{where}]") if where else ""))
 
 
-def _children(node: Any) -> list[Any]:
+def _children(node: Node) -> list[Node]:
     return [e.node for e in inputs(node) if e is not None]
 
 
@@ -174,10 +181,10 @@ class Graph(Told):
     """The graph below tensor `t`, labelled with the workspace's `names`: told as a tree (`lines`), as one
     JSON object (`objects`), or as Graphviz DOT (`dot`)."""
 
-    def __init__(self, t: Any, names: Names) -> None:
+    def __init__(self, t: Tensor, names: Names) -> None:
         names.add(t, None)
         self.t, self.names = t, names
-        self.reprs: dict[tuple[Any, bytes], str] = {}
+        self.reprs: Reprs = {}
 
     # -- the tree ------------------------------------------------------------------------------------------
     def lines(self, style: Style) -> list[str]:
@@ -195,7 +202,7 @@ class Graph(Told):
         shown: set[int] = set()
         told: dict[str, str] = {}  # a statement named in full -> its short name
         # node, this line's prefix, its children's prefix, where its parent was made
-        stack: list[tuple[Any, str, str, str | None]] = [(root, "", "", None)]
+        stack: list[tuple[Node, str, str, str | None]] = [(root, "", "", None)]
         while stack:
             node, prefix, child_prefix, parent_made = stack.pop()
             if len(lines) >= MAX_LINES:
@@ -229,13 +236,13 @@ class Graph(Told):
         return lines
 
     # -- every node once -----------------------------------------------------------------------------------
-    def _nodes(self) -> tuple[list[Any], dict[int, int], list[tuple[int, int]]]:
+    def _nodes(self) -> tuple[list[Node], dict[int, int], list[tuple[int, int]]]:
         """The nodes below the root in the order first reached (depth first), their numbers, the edges."""
         root = self.t.grad_fn
         ids: dict[int, int] = {id(root): 0}
         stack = [root]
         edges: list[tuple[int, int]] = []
-        nodes: list[Any] = [root]
+        nodes: list[Node] = [root]
         while stack:
             node = stack.pop()
             for kid in _children(node):
@@ -247,7 +254,7 @@ class Graph(Told):
         return nodes, ids, edges
 
     # -- JSON ----------------------------------------------------------------------------------------------
-    def objects(self) -> list[dict[str, Any]]:
+    def objects(self) -> list[dict[str, object]]:
         """One object: `{"event": "graph", "nodes": [...]}`, the root first (none for a tensor that does not
         require grad; a leaf's AccumulateGrad alone for a leaf)."""
         t, names = self.t, self.names
@@ -260,8 +267,8 @@ class Graph(Told):
         found, ids, _ = self._nodes()
         return [{"event": "graph", "nodes": [self._node_json(k, node, ids) for k, node in enumerate(found)]}]
 
-    def _tensor_json(self, t: Any, nr: int, who: list[str], is_leaf: bool) -> dict[str, Any]:
-        out: dict[str, Any] = {"output": nr, "names": who, "shape": list(t.shape),
+    def _tensor_json(self, t: Tensor, nr: int, who: list[str], is_leaf: bool) -> dict[str, object]:
+        out: dict[str, object] = {"output": nr, "names": who, "shape": list(t.shape),
                                "value": tensor_json(t) if t.numel() <= SMALL else None}
         if is_leaf or state(t).retains_grad:
             g = grad_of(t)
@@ -269,7 +276,7 @@ class Graph(Told):
                                                   "value": tensor_json(g) if g.numel() <= SMALL else None}
         return out
 
-    def _node_json(self, k: int, node: Any, ids: dict[int, int]) -> dict[str, Any]:
+    def _node_json(self, k: int, node: Node, ids: dict[int, int]) -> dict[str, object]:
         names = self.names
         if accumulates(node):
             t = leaf(node)
@@ -280,7 +287,7 @@ class Graph(Told):
         kept = []
         known = names.outputs(node)
         for v in saved(node):
-            item: dict[str, Any] = {"name": v.name, "freed": v.freed, "packed": v.packed}
+            item: dict[str, object] = {"name": v.name, "freed": v.freed, "packed": v.packed}
             if not v.is_tensor:
                 item["value"] = _plain_json(v.value)
             elif v.value is not None and not v.freed:
@@ -333,17 +340,17 @@ class Graph(Told):
         return "\n".join(out) + "\n"
 
 
-def tree(t: Any, names: Names) -> str:
+def tree(t: Tensor, names: Names) -> str:
     """The graph below tensor `t` as an indented tree, without colour."""
     return "\n".join(Graph(t, names).lines(PLAIN))
 
 
-def dot(t: Any, names: Names, title: str = "graph") -> str:
+def dot(t: Tensor, names: Names, title: str = "graph") -> str:
     """The graph below `t` in Graphviz DOT (see `Graph.dot`)."""
     return Graph(t, names).dot(title)
 
 
-def _plain_json(value: Any) -> Any:
+def _plain_json(value: object) -> object:
     """A saved value that is not a tensor, as JSON: numbers, booleans and None as they are, a tuple of them as
     a list, anything else as the text the tree shows."""
     if value is None or isinstance(value, (bool, int, float, str)):

@@ -140,7 +140,9 @@ explain backward y [retain_graph] [create_graph] [gradient G]   (also: explain y
 explain grad(y, x, ...)   the same for a grad() call, then prints its value.
 explain x.grad            why x.grad is None (not a leaf: retain_grad; no requires_grad; no backward
                           reached x, or the last one's output does not depend on x; zero_grad cleared
-                          it), or which backward lines added into it and whether it carries a graph.
+                          it; x was a leaf until a line rebound it to a computed tensor, as
+                          `w = w - lr * w.grad` does: update it in place under `with no_grad:`), or
+                          which backward lines added into it and whether it carries a graph.
 explain                   the last error in full: what happened, where, why, the fix; the culprits by
                           name and line (who freed the saved values, who changed a saved tensor in place).
 With --format json the steps are objects: {"event": "node", "node": ..., "line": ..., "grad_outputs":

@@ -10,12 +10,18 @@ can be named through it.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gradcalc.autograd.inspection import accumulates, leaf, version_key
 
 from ..values import parameter_paths
 from ..values.engine import ENGINE
+
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+    from gradcalc.autograd.graph import Node
+
+    from ..core.frames import Frame
 
 HIDDEN = ("_", "ans")  # the last printed value: a name of convenience, not the user's
 
@@ -25,30 +31,30 @@ class Names:
     by an inner scope not counted) or a single dict of variables. Names in `hidden` are skipped too (`graph`:
     the variables a finished `for` loop left behind)."""
 
-    def __init__(self, scope: Any, hidden: Iterable[str] = ()) -> None:
+    def __init__(self, scope: Frame | dict[str, object], hidden: Iterable[str] = ()) -> None:
         ENGINE.load()
-        Tensor = ENGINE.Tensor
+        tensor_type = ENGINE.Tensor
         self.tensors: dict[int, list[str]] = {}  # id(tensor) -> names
         self.nodes: dict[int, dict[int, list[str]]] = {}  # id(grad_fn) -> output number -> names
-        self.made: dict[tuple[int, int], Any] = {}  # (id(grad_fn), output number) -> a tensor it made
-        self.counters: dict[int, list[tuple[str, Any]]] = {}  # id(version counter) -> (name, tensor)
-        self._keep: dict[int, Any] = {}  # what the ids refer to stays alive while this object does
+        self.made: dict[tuple[int, int], Tensor] = {}  # (id(grad_fn), output number) -> a tensor it made
+        self.counters: dict[int, list[tuple[str, Tensor]]] = {}  # id(version counter) -> (name, tensor)
+        self._keep: dict[int, Tensor] = {}  # what the ids refer to stays alive while this object does
         seen = {*HIDDEN, *hidden}
-        modules: list[tuple[str, Any]] = []
+        modules: list[tuple[str, Tensor]] = []
         scopes = [scope] if isinstance(scope, dict) else _frames(scope)
         for variables in scopes:
             for name, value in variables.items():
                 if name in seen:
                     continue
                 seen.add(name)
-                if type(value) is Tensor:
+                if type(value) is tensor_type:
                     self.add(value, name)
                 else:
                     modules.extend(parameter_paths(name, value))
         for path, p in modules:  # a module's parameters by their path, after the plain names
             self.add(p, path)
 
-    def add(self, t: Any, name: str | None) -> None:
+    def add(self, t: Tensor, name: str | None) -> None:
         """Bind `name` to tensor `t` (None: only make `t` known as its node's output)."""
         if id(t) not in self._keep:
             self._keep[id(t)] = t
@@ -68,22 +74,22 @@ class Names:
         if counter is not None:
             self.counters.setdefault(id(counter), []).append((name, t))
 
-    def of(self, t: Any) -> list[str]:
+    def of(self, t: Tensor) -> list[str]:
         """The names bound to tensor `t`."""
         return self.tensors.get(id(t), [])
 
-    def of_output(self, node: Any, nr: int = 0) -> list[str]:
+    def of_output(self, node: Node, nr: int = 0) -> list[str]:
         """The names of the tensors that are output `nr` of `node`: for a leaf's AccumulateGrad, the leaf's."""
         if accumulates(node):
             t = leaf(node)
             return self.of(t) if t is not None else []
         return self.nodes.get(id(node), {}).get(nr, [])
 
-    def outputs(self, node: Any) -> dict[int, list[str]]:
+    def outputs(self, node: Node) -> dict[int, list[str]]:
         """Each known output of `node` (by number) with its names (possibly none)."""
         return self.nodes.get(id(node), {})
 
-    def name_of(self, t: Any) -> str | None:
+    def name_of(self, t: Tensor) -> str | None:
         """One name for `t`: its own, or else that of the tensor that is the same output of the same node."""
         names = self.of(t)
         if names:
@@ -94,7 +100,7 @@ class Names:
                 return names[0]
         return None
 
-    def sharing(self, t: Any) -> list[str]:
+    def sharing(self, t: Tensor) -> list[str]:
         """The names of `t`, or else of the tensors sharing its version counter (views, detached aliases)."""
         direct = self.of(t)
         if direct:
@@ -103,7 +109,7 @@ class Names:
         return [name for name, _ in self.counters.get(id(counter), [])] if counter is not None else []
 
 
-def _frames(frame: Any) -> list[dict[str, Any]]:
+def _frames(frame: Frame | None) -> list[dict[str, object]]:
     out = []
     while frame is not None:
         out.append(frame.vars)

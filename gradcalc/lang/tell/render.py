@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcalc import DType, Tensor
-from gradcalc.autograd import Node
+from gradcalc.autograd.graph import Node
 from gradcalc.autograd.printing import tensor_repr
 from gradcalc.autograd.tensor import is_parameter
 

@@ -8,7 +8,8 @@ and what it holds (`freed` for a freed tensor) without failing.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gradcalc.autograd.inspection import is_freed, saved, saved_names
 
@@ -16,8 +17,11 @@ from ..errors import GradcalcError, Loc
 from ..values.failures import error_from
 from .render import torch_repr
 
+if TYPE_CHECKING:
+    from gradcalc.autograd.graph import Node
 
-def freed_message(node: Any) -> str:
+
+def freed_message(node: Node) -> str:
     """Reading a saved value after a backward freed it."""
     return (
         f"the values {node.name()} saved were freed by a backward (or grad) that ran without retain_graph; "
@@ -25,11 +29,11 @@ def freed_message(node: Any) -> str:
     )
 
 
-def _names(node: Any) -> list[str]:
+def _names(node: Node) -> list[str]:
     return list(saved_names(node))
 
 
-def read(node: Any, name: str, loc: Loc) -> Any:
+def read(node: Node, name: str, loc: Loc) -> object:
     """`node._saved_<name>`: the value, or an error naming what the node saved."""
     names = _names(node)
     if name not in names:
@@ -50,13 +54,13 @@ class SavedValues:
     __slots__ = ("node",)
     described_as = "the saved values of a node"
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Node) -> None:
         self.node = node
 
-    def language_attribute(self, name: str, loc: Loc) -> Any:
+    def language_attribute(self, name: str, loc: Loc) -> object:
         return read(self.node, name, loc)
 
-    def language_method(self, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
+    def language_method(self, name: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc) -> object:
         raise GradcalcError(
             f"the saved values have no methods; read one as saved.NAME ({', '.join(_names(self.node))})", loc
         )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import warnings
-from typing import Any
 
 from gradcalc import Tensor
 
@@ -15,12 +14,12 @@ from .render import torch_repr
 HEADER = ("name", "shape", "dtype", "requires_grad", "is_leaf", "grad_fn", "grad")
 
 
-def _shape(t: Any) -> str:
+def _shape(t: Tensor) -> str:
     s = tuple(t.shape)
     return "(" + ", ".join(map(str, s)) + ("," if len(s) == 1 else "") + ")"
 
 
-def _grad(t: Any) -> str:
+def _grad(t: Tensor) -> str:
     with warnings.catch_warnings():  # reading a non-leaf's .grad warns; the table only looks
         warnings.simplefilter("ignore")
         g = t.grad
@@ -31,7 +30,7 @@ def _grad(t: Any) -> str:
     return f"tensor of shape {_shape(g)}"
 
 
-def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
+def _row(name: str, value: object, tensor_type: type[Tensor]) -> tuple[str, ...]:
     if isinstance(value, tensor_type):
         fn = value.grad_fn
         return (
@@ -50,7 +49,7 @@ def _row(name: str, value: Any, tensor_type: type) -> tuple[str, ...]:
     return (name, shown, "", "", "", "", "")
 
 
-def vars_table(workspace: dict[str, Any]) -> str:
+def vars_table(workspace: dict[str, object]) -> str:
     """The workspace as an aligned table (or a note that it is empty)."""
     rows = [_row(n, v, Tensor) for n, v in sorted(workspace.items()) if n not in HIDDEN]
     if not rows:

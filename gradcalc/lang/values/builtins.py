@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from gradcalc.autograd import spec
 from gradcalc.autograd.ops import FUNCTIONS as ENGINE_FUNCTIONS
@@ -79,7 +78,7 @@ NOT_BUILT_INS = frozenset(
 )
 
 # How many elements a constructor's result will have, checked before anything is allocated.
-SIZES: dict[str, Callable[[tuple, dict], int]] = {
+SIZES: dict[str, Callable[[tuple[object, ...], dict[str, object]], int]] = {
     **dict.fromkeys(("zeros", "ones", "rand", "randn", "empty"), size_of_dims),
     "randint": lambda args, kw: size_of_full((next((a for a in args if isinstance(a, tuple)), kw.get("size", ())),),
                                              {}),
@@ -126,16 +125,16 @@ class Builtin:
         self.name, self.target, self.method = name, target, method
         self.size = None if method and name not in ("matmul", "mm") else SIZES.get(name)
         self.float_default = name in FLOAT_DEFAULT and not method
-        self._fn: Callable[..., Any] | None = None
+        self._fn: Callable[..., object] | None = None
         self._spec: tuple[tuple[str, ...], dict[str, str]] | None = None
 
-    def resolve(self) -> Callable[..., Any]:
+    def resolve(self) -> Callable[..., object]:
         fn = self._fn
         if fn is None:
             fn = self._fn = _resolve(self)
         return fn
 
-    def engine_callable(self) -> Callable[..., Any]:
+    def engine_callable(self) -> Callable[..., object]:
         """The engine function whose signature describes this built-in."""
         if self.method:
             return getattr(Tensor, self.target)
@@ -161,7 +160,9 @@ class Builtin:
             spec = self._spec = derive_spec(self.name, self.engine_callable(), self.method, plain)
         return spec
 
-    def convert(self, args: tuple | list, kwargs: dict) -> tuple[tuple, dict]:
+    def convert(
+        self, args: Sequence[object], kwargs: dict[str, object]
+    ) -> tuple[tuple[object, ...], dict[str, object]]:
         spec, kinds = self.spec()
         out = []
         for i, a in enumerate(args):
@@ -179,7 +180,7 @@ class Builtin:
             kw["dtype"] = engine().float64
         return tuple(out), kw
 
-    def invoke(self, args: tuple | list, kwargs: dict) -> Any:
+    def invoke(self, args: Sequence[object], kwargs: dict[str, object]) -> object:
         """Convert the arguments, check the size, call the engine, check the result's size. A failure is a
         GradcalcError naming the argument that is wrong (calls.py; only on the way out), with a pointer when a
         habit from elsewhere explains it (habits.py)."""
@@ -212,7 +213,7 @@ class Builtin:
         signature = signature_text(self.name, fn, self.method)
         return f"{signature}: {text}" if text else signature
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         return self.invoke(args, kwargs)
 
     @property
@@ -224,11 +225,11 @@ class Builtin:
         return f"<built-in function {self.name}>"
 
 
-def _method_caller(name: str) -> Callable[..., Any]:
+def _method_caller(name: str) -> Callable[..., object]:
     signature = inspect.signature(getattr(Tensor, name))
     first = next(iter(signature.parameters))  # the tensor, by position or by its name (`view(x=t)`)
 
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: object, **kwargs: object) -> object:
         if args:
             obj, args = args[0], args[1:]
         else:
@@ -244,7 +245,7 @@ def _method_caller(name: str) -> Callable[..., Any]:
     return call
 
 
-def _py_range(*bounds: Any) -> range:
+def _py_range(*bounds: object) -> range:
     """Whole numbers from start (default 0) up to end, by step: range(n), range(a, b), range(a, b, step)."""
     if not 1 <= len(bounds) <= 3:
         raise GradcalcError(
@@ -253,7 +254,7 @@ def _py_range(*bounds: Any) -> range:
     return range(*(whole(a, "a range bound") for a in bounds))
 
 
-def _py_len(x: Any) -> int:
+def _py_len(x: object) -> int:
     """The size of x's first dimension (or the length of a tuple, list or string)."""
     if isinstance(x, Tensor) and x.ndim == 0:
         raise GradcalcError("len of a 0-d tensor: it has no first dimension (use x.numel() for its size)")
@@ -263,14 +264,14 @@ def _py_len(x: Any) -> int:
         raise GradcalcError(f"len needs a tensor, tuple, list or string, not {describe(x)}") from None
 
 
-def _py_float(x: Any) -> float:
+def _py_float(x: object) -> float:
     """A one-element tensor as a Python number."""
     if isinstance(x, (int, float, bool)) or isinstance(x, Tensor):
         return float(x)
     raise GradcalcError(f"float needs a number or a one-element tensor, not {describe(x)}")
 
 
-def manual_seed(seed: Any) -> None:
+def manual_seed(seed: object) -> None:
     """Set the random seed: seed N and torch.manual_seed(N), a whole number from 0 to 2**63 - 1. Initial
     weights and random tensors then repeat (gradcalc's random stream, not PyTorch's)."""
     n = whole(seed, "a seed")
@@ -280,12 +281,12 @@ def manual_seed(seed: Any) -> None:
     engine().manual_seed(n)
 
 
-PYTHON: dict[str, Callable[..., Any]] = {
+PYTHON: dict[str, Callable[..., object]] = {
     "range": _py_range, "len": _py_len, "float": _py_float, "manual_seed": manual_seed,
 }
 
 
-def _resolve(b: Builtin) -> Callable[..., Any]:
+def _resolve(b: Builtin) -> Callable[..., object]:
     target = b.target
     if b.method:
         return getattr(Tensor, target)
@@ -303,7 +304,7 @@ def _resolve(b: Builtin) -> Callable[..., Any]:
         from .transforms import FUNCTIONAL  # (not on a cold start: loaded when a program calls a transform)
 
         return FUNCTIONAL[target[5:]]
-    obj: Any = engine()
+    obj: object = engine()
     for part in target.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
@@ -354,7 +355,7 @@ def _builtin_names() -> tuple[str, ...]:
 BUILTINS: tuple[str, ...] = _builtin_names()
 
 
-def _added(op: Any) -> None:
+def _added(op: spec.OpSpec) -> None:
     """An operation registered after start-up (the engine installed it first): its built-in function and its
     methods, derived as `_engine_tables` derives them, and the names completion offers."""
     global BUILTINS

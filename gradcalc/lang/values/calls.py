@@ -20,8 +20,8 @@ insides show.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from gradcalc import DType, Tensor
 from gradcalc.autograd import Node
@@ -44,7 +44,7 @@ TENSOR_NAMES = frozenset({
 })
 
 
-def call_error(b: Builtin, exc: BaseException, args: tuple | list, kwargs: dict) -> GradcalcError:
+def call_error(b: Builtin, exc: BaseException, args: Sequence[object], kwargs: Mapping[str, object]) -> GradcalcError:
     """A failed call of built-in (or method) `b` with the language's values `args`, `kwargs`, as one
     GradcalcError: the argument that is wrong and the signature, else the engine's message."""
     if isinstance(exc, GradcalcError) and not isinstance(exc, ArgumentError):
@@ -99,7 +99,7 @@ def _quoted(names: list[str]) -> str:
     return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
 
 
-def bind(b: Builtin, args: tuple, kwargs: dict) -> tuple[dict[str, Any], str | None]:
+def bind(b: Builtin, args: tuple[object, ...], kwargs: Mapping[str, object]) -> tuple[dict[str, object], str | None]:
     """(parameter name -> argument, or a problem with how the call of built-in `b` is written)."""
     return bind_arguments(b.name, parameters(b), args, kwargs)
 
@@ -127,8 +127,8 @@ def layout(params: list[inspect.Parameter]) -> Layout:
     )
 
 
-def bind_arguments(name: str, params: list[inspect.Parameter] | Layout, args: tuple | list, kwargs: dict,
-                   hints: bool = False) -> tuple[dict[str, Any], str | None]:
+def bind_arguments(name: str, params: list[inspect.Parameter] | Layout, args: Sequence[object],
+                   kwargs: Mapping[str, object], hints: bool = False) -> tuple[dict[str, object], str | None]:
     """(parameter name -> argument, or a problem with how the call is written): Python's rules for binding
     arguments to `params`, in the language's words, each problem starting with `name` (the callable as the
     user wrote it). Every layer that checks arguments (built-ins, modules and optimizers, transforms) binds
@@ -136,7 +136,7 @@ def bind_arguments(name: str, params: list[inspect.Parameter] | Layout, args: tu
     unknown name suggests the closest parameter."""
     lay = params if isinstance(params, Layout) else layout(params)
     params, positional, star, takes_any_keyword, by_name, required = lay
-    bound: dict[str, Any] = {}
+    bound: dict[str, object] = {}
     if len(args) > len(positional) and star is None:
         given = f"{len(args)} {'was' if len(args) == 1 else 'were'} given"
         if not positional:
@@ -189,23 +189,23 @@ class Expect(NamedTuple):
     """What a parameter takes: its description, and whether a value fits (element by element for lists)."""
 
     text: str
-    fits: Callable[[Any], bool]
+    fits: Callable[[object], bool]
     each: bool = False  # a list or tuple is checked element by element (`cat([a, b])`)
 
 
-def _engine() -> tuple[type, type, type]:
+def _engine() -> tuple[type[Tensor], type[Node], type[DType]]:
     return Tensor, Node, DType
 
 
-def _number(v: Any) -> bool:
+def _number(v: object) -> bool:
     return type(v) in (int, float)
 
 
-def _tensorlike(v: Any) -> bool:
+def _tensorlike(v: object) -> bool:
     return _number(v) or type(v) is RawList or isinstance(v, _engine()[0])
 
 
-def _whole(v: Any) -> bool:
+def _whole(v: object) -> bool:
     if isinstance(v, bool) or type(v) is int:
         return True
     if type(v) is float:
@@ -219,25 +219,25 @@ def _whole(v: Any) -> bool:
     return False
 
 
-def _scalar(v: Any) -> bool:
+def _scalar(v: object) -> bool:
     """One number (or a one-element tensor), not several."""
     return not isinstance(v, (list, tuple)) and not (isinstance(v, _engine()[0]) and v.numel() != 1)
 
 
-def _data(v: Any) -> bool:
+def _data(v: object) -> bool:
     if isinstance(v, (list, tuple)):
         return all(_data(x) for x in v)
     return _number(v) or isinstance(v, bool) or isinstance(v, _engine()[0])
 
 
-def what(v: Any) -> str:
+def what(v: object) -> str:
     """A value as a message names it: numbers by their value (`not 2.5`), the rest by their kind."""
     if _number(v):
         return str(int(v)) if type(v) is float and v.is_integer() and abs(v) < 1e16 else repr(v)
     return describe(v)
 
 
-def _function(v: Any) -> bool:
+def _function(v: object) -> bool:
     return callable(v) and not isinstance(v, (type, _engine()[0]))
 
 
@@ -299,7 +299,7 @@ def _accepts_none(p: inspect.Parameter) -> bool:
     return p.default is None or "None" in str(p.annotation)
 
 
-def diagnose(b: Builtin, args: tuple, kwargs: dict) -> str | None:
+def diagnose(b: Builtin, args: tuple[object, ...], kwargs: Mapping[str, object]) -> str | None:
     """The first problem with a call of `b`, in the language's words (None when every argument fits)."""
     bound, problem = bind(b, args, kwargs)
     if problem is not None or b.target.startswith("py:"):

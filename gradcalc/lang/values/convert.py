@@ -17,8 +17,8 @@ engine's signature), and the kind says what its argument becomes:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TypeAlias
 
 from gradcalc import DType, Size, Tensor
 from gradcalc.autograd import Node
@@ -39,13 +39,17 @@ class RawList(list):
 # Argument conversions
 
 
-def _floats(data: Any) -> Any:
+# numbers as floats, nested as the list literal that held them
+Floats: TypeAlias = "float | list[Floats]"
+
+
+def _floats(data: object) -> Floats:
     if isinstance(data, list):
         return [_floats(d) for d in data]
     return float(data)
 
 
-def as_tensor(value: Any) -> Any:
+def as_tensor(value: object) -> object:
     """`T`: numbers and list literals become float64 tensors; tensors and anything else pass."""
     kind = type(value)
     if kind is int or kind is float:
@@ -55,7 +59,7 @@ def as_tensor(value: Any) -> Any:
     return value
 
 
-def as_tensors(value: Any) -> Any:
+def as_tensors(value: object) -> object:
     """`L`: a tensor, or a list or tuple of them (a tuple stays a tuple: `hessian(f, (a, b))`)."""
     if isinstance(value, tuple):
         return tuple(as_tensor(v) for v in value)
@@ -64,7 +68,7 @@ def as_tensors(value: Any) -> Any:
     return as_tensor(value)
 
 
-def whole(value: Any, what: str = "a dimension or size") -> int:
+def whole(value: object, what: str = "a dimension or size") -> int:
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, int):
@@ -80,7 +84,7 @@ def whole(value: Any, what: str = "a dimension or size") -> int:
     raise ArgumentError(f"{what} must be a whole number, not {describe(value)}")
 
 
-def as_ints(value: Any) -> Any:
+def as_ints(value: object) -> str | tuple[int, ...] | int | None:
     """`I`: an int, or a tuple of ints for a list, tuple or 1-d tensor (a string, a padding's "same", as it is)."""
     if isinstance(value, str):
         return value
@@ -93,7 +97,7 @@ def as_ints(value: Any) -> Any:
     return whole(value)
 
 
-def as_number(value: Any) -> Any:
+def as_number(value: object) -> object:
     """`N`: a 0-d tensor becomes a Python number (a list literal a tensor)."""
     if type(value) is RawList:
         return as_tensor(value)
@@ -102,7 +106,7 @@ def as_number(value: Any) -> Any:
     return value
 
 
-def as_data(value: Any) -> Any:
+def as_data(value: object) -> object:
     """`D`: a list literal as Python floats; a whole Python number as a float (numbers are float64)."""
     if type(value) is RawList:
         return _floats(value)
@@ -111,20 +115,20 @@ def as_data(value: Any) -> Any:
     return value
 
 
-def as_any(value: Any) -> Any:
+def as_any(value: object) -> object:
     """`A`: a list literal becomes a tensor; the rest passes unchanged."""
     if type(value) is RawList:
         return as_tensor(value)
     return value
 
 
-def as_function(value: Any) -> Any:
+def as_function(value: object) -> Callable[..., object]:
     if not callable(value) or isinstance(value, Tensor):
         raise ArgumentError(f"expected a function, not {describe(value)}")
     return value
 
 
-CONVERT: dict[str, Callable[[Any], Any]] = {
+CONVERT: dict[str, Callable[[object], object]] = {
     "T": as_tensor,
     "L": as_tensors,
     "I": as_ints,
@@ -135,7 +139,7 @@ CONVERT: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def describe(value: Any) -> str:
+def describe(value: object) -> str:
     """A value's kind in the language's words, for messages."""
     if isinstance(value, Tensor):
         dtype = value.dtype.name
@@ -183,30 +187,30 @@ def describe(value: Any) -> str:
 # Sizes, checked before anything is allocated
 
 
-def _prod(dims: Any) -> int:
+def _prod(dims: Iterable[object]) -> int:
     n = 1
     for d in dims:
         n *= max(int(d), 0)
     return n
 
 
-def size_of_dims(args: tuple, kwargs: dict) -> int:
+def size_of_dims(args: tuple[object, ...], kwargs: dict[str, object]) -> int:
     dims = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
     return _prod(dims)
 
 
-def size_of_full(args: tuple, kwargs: dict) -> int:
+def size_of_full(args: tuple[object, ...], kwargs: dict[str, object]) -> int:
     size = args[0] if args else kwargs.get("size", ())
     return _prod(size if isinstance(size, tuple) else (size,))
 
 
-def size_of_eye(args: tuple, kwargs: dict) -> int:
+def size_of_eye(args: tuple[object, ...], kwargs: dict[str, object]) -> int:
     n = args[0] if args else kwargs.get("n", 0)
     m = args[1] if len(args) > 1 else kwargs.get("m", n)
     return _prod((n, n if m is None else m))
 
 
-def size_of_arange(args: tuple, kwargs: dict) -> int:
+def size_of_arange(args: tuple[object, ...], kwargs: dict[str, object]) -> int:
     nums = [float(a) for a in args]
     if len(nums) == 1:
         start, end, step = 0.0, nums[0], float(kwargs.get("step", 1))
@@ -218,12 +222,12 @@ def size_of_arange(args: tuple, kwargs: dict) -> int:
     return max(math.ceil((end - start) / step), 0)
 
 
-def size_of_linspace(args: tuple, kwargs: dict) -> int:
+def size_of_linspace(args: tuple[object, ...], kwargs: dict[str, object]) -> int:
     steps = args[2] if len(args) > 2 else kwargs.get("steps", 0)
     return int(steps) if isinstance(steps, (int, float)) else 0
 
 
-def size_of_product(args: tuple, kwargs: dict) -> int:
+def size_of_product(args: tuple[object, ...], kwargs: dict[str, object]) -> int:
     n = 1
     for a in args[:2]:
         if isinstance(a, Tensor):

@@ -20,7 +20,8 @@ hook) while the second must not touch the engine's classes and needs more than r
 from __future__ import annotations
 
 import weakref
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -40,8 +41,11 @@ from .functions import BoundMethod
 from .namespace import Namespace
 from .surfaces import surface_of
 
+if TYPE_CHECKING:
+    from gradcalc import Tensor
 
-def index_value(v: Any) -> Any:
+
+def index_value(v: object) -> object:
     """`x[n]` where n = 1 (a float64 tensor): a whole 0-d tensor indexes as an int."""
     if type(v) is _T.Tensor and v.ndim == 0 and v.dtype.is_floating_point:
         x = v.item()
@@ -50,19 +54,19 @@ def index_value(v: Any) -> Any:
     return v
 
 
-def all_whole(data: Any) -> bool:
+def all_whole(data: object) -> bool:
     if isinstance(data, list):
         return all(all_whole(d) for d in data)
     return float(data).is_integer()
 
 
-def ints(data: Any) -> Any:
+def ints(data: object) -> object:
     if isinstance(data, list):
         return [ints(d) for d in data]
     return int(data)
 
 
-def rectangular(data: list) -> bool:
+def rectangular(data: list[object]) -> bool:
     """True when nested lists have one length per depth (a tensor's shape)."""
     level = data
     while True:
@@ -77,13 +81,13 @@ def rectangular(data: list) -> bool:
         level = [x for v in level for x in v]
 
 
-def floats(data: Any) -> Any:
+def floats(data: object) -> object:
     if isinstance(data, list):
         return [floats(d) for d in data]
     return float(data)
 
 
-def check_result_size(sym: str, a: Any, b: Any, loc: Loc) -> None:
+def check_result_size(sym: str, a: Tensor, b: Tensor, loc: Loc) -> None:
     """Before an operation of two large tensors: would its result exceed the element limit?"""
     sa, sb = tuple(a.shape), tuple(b.shape)
     try:
@@ -107,7 +111,7 @@ def check_result_size(sym: str, a: Any, b: Any, loc: Loc) -> None:
         raise
 
 
-def _is_node(o: Any) -> bool:
+def _is_node(o: object) -> bool:
     return isinstance(o, _T.Node)
 
 
@@ -117,7 +121,7 @@ def _located(exc: GradcalcError, loc: Loc) -> GradcalcError:
     return exc
 
 
-def other_attribute(o: Any, name: str, loc: Loc) -> Any:
+def other_attribute(o: object, name: str, loc: Loc) -> object:
     """Attributes of values that are not tensors (and unknown tensor attributes)."""
     if type(o) is _T.Tensor:
         b = METHODS.get(name)
@@ -148,7 +152,7 @@ def other_attribute(o: Any, name: str, loc: Loc) -> Any:
     raise GradcalcError(f"{describe(o)} has no attribute '{name}'", loc)
 
 
-def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
+def other_method(o: object, name: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc) -> object:
     """Methods of values that are not tensors, and the message when there is none."""
     if type(o) is _T.Tensor:
         if name in TENSOR_HOOK_METHODS:
@@ -185,7 +189,7 @@ def other_method(o: Any, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
     raise GradcalcError(f"{describe(o)} has no method '{name}'", loc)
 
 
-def assign_other_attribute(o: Any, name: str, value: Any, loc: Loc) -> bool:
+def assign_other_attribute(o: object, name: str, value: object, loc: Loc) -> bool:
     """`o.name = value` for a module or optimizer (False: `o` is neither, the caller says what is wrong)."""
     surface = surface_of(o)
     if surface is None:
@@ -197,7 +201,7 @@ def assign_other_attribute(o: Any, name: str, value: Any, loc: Loc) -> bool:
     return True
 
 
-def assign_other_item(o: Any, index: Any, value: Any, loc: Loc) -> None:
+def assign_other_item(o: object, index: object, value: object, loc: Loc) -> None:
     """`o[i] = value` where o is not a tensor: a Sequential's layer; anything else is an error."""
     surface = surface_of(o)
     if surface is not None and hasattr(surface, "assign_item"):

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import ModuleType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import gradcalc
 from gradcalc import Tensor
 from gradcalc.autograd import Node
 
 from ..limits import LIMITS
+
+if TYPE_CHECKING:
+    from ..limits import _Limits
 
 
 class EngineNames:
@@ -25,7 +28,7 @@ class EngineNames:
     Tensor: Any
     tensor: Callable[..., Any]
     Node: Any
-    limits: Any
+    limits: _Limits
 
     def __init__(self) -> None:
         self.Tensor, self.tensor, self.Node, self.limits = Tensor, cast(Any, gradcalc).tensor, Node, LIMITS

@@ -187,7 +187,8 @@ def translate(exc: BaseException) -> str:
     """An exception's message in our words, as far as it can be told from the exception alone."""
     if isinstance(exc, GradcalcError):
         return exc.message
-    own = getattr(exc, "language_message", None)  # the engine's error in its own words, without PyTorch's text
+    # the engine's error in its own words, without PyTorch's text
+    own: str | None = getattr(exc, "language_message", None)
     if own is not None:
         return own
     if isinstance(exc, RecursionError):

@@ -7,14 +7,19 @@ what a call binds and how deep calls may nest are decided here, the frame and th
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import GradcalcError
 from ..limits import check_size
 from .engine import ENGINE
 
 if TYPE_CHECKING:
+    from gradcalc import Tensor
+    from gradcalc.autograd.function import Function
+
+    from ..errors import Loc
+    from ..syntax.source import Unit
     from .builtins import Builtin
 
 MAX_CALL_DEPTH = 800  # nested calls of user functions (recursion)
@@ -25,7 +30,7 @@ class CallDepth(Protocol):
     statement running (hooks.py puts it back after a hook)."""
 
     depth: int
-    current: Any
+    current: tuple[Loc, Unit] | None
 
 
 class UserFunction:
@@ -38,17 +43,17 @@ class UserFunction:
         self,
         name: str,
         params: list[str],
-        defaults: list[Any],
-        run: Callable[[dict[str, Any]], Any],
+        defaults: list[object],
+        run: Callable[[dict[str, object]], object],
         interp: CallDepth,
     ) -> None:
         self.name, self.params, self.defaults = name, params, defaults
         self.run, self.interp = run, interp
 
-    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def bind(self, args: tuple[object, ...], kwargs: dict[str, object]) -> dict[str, object]:
         return bind_arguments(self.name, self.params, self.defaults, args, kwargs)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         bound = self.bind(args, kwargs)
         interp = self.interp
         if interp.depth >= MAX_CALL_DEPTH:
@@ -66,8 +71,8 @@ class UserFunction:
 
 
 def bind_arguments(
-    name: str, params: list[str], defaults: list[Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> dict[str, Any]:
+    name: str, params: list[str], defaults: list[object], args: tuple[object, ...], kwargs: dict[str, object]
+) -> dict[str, object]:
     """Python's rules for positional, keyword and default arguments, with our messages."""
     n = len(params)
     if len(args) > n:
@@ -99,10 +104,10 @@ class CustomFunction:
 
     __slots__ = ("name", "cls", "__weakref__")
 
-    def __init__(self, name: str, cls: Any) -> None:  # the engine's Function class (its apply)
+    def __init__(self, name: str, cls: type[Function]) -> None:  # the engine's Function class (its apply)
         self.name, self.cls = name, cls
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         if kwargs:
             raise GradcalcError(f"{self.name}() takes its inputs by position, not by keyword")
         return self.cls.apply(*args)
@@ -116,10 +121,10 @@ class BoundMethod:
 
     __slots__ = ("obj", "builtin")
 
-    def __init__(self, obj: Any, builtin: Builtin) -> None:
+    def __init__(self, obj: Tensor, builtin: Builtin) -> None:
         self.obj, self.builtin = obj, builtin
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         return invoke_method(self.builtin, self.obj, args, kwargs)
 
     @property
@@ -131,7 +136,7 @@ class BoundMethod:
         return f"<method {self.builtin.name} of a tensor>"
 
 
-def invoke_method(b: Builtin, obj: Any, args: tuple[Any, ...] | list[Any], kwargs: dict[str, Any]) -> Any:
+def invoke_method(b: Builtin, obj: Tensor, args: Sequence[object], kwargs: dict[str, object]) -> object:
     """Call tensor method `b` on `obj`, arguments converted as the table says, the result's size checked."""
     try:
         if args or kwargs:

@@ -15,11 +15,17 @@ changed, nothing freed), as for any failed backward.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..errors import GradcalcError, Loc
 from .convert import as_tensor, describe
 from .engine import ENGINE
+
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+    from gradcalc.autograd import Node
+    from gradcalc.autograd.graph import RemovableHandle
 
 # what each kind of hook is given, in words (for messages and the handle's text)
 _GIVEN = {
@@ -30,7 +36,7 @@ _GIVEN = {
 }
 
 
-def _name(fn: Any) -> str:
+def _name(fn: object) -> str:
     return str(getattr(fn, "name", None) or "the function")
 
 
@@ -39,7 +45,7 @@ class Hook:
 
     __slots__ = ("fn", "kind", "node_name", "__weakref__")
 
-    def __init__(self, fn: Any, kind: str, node_name: str = "") -> None:
+    def __init__(self, fn: Callable[..., object], kind: str, node_name: str = "") -> None:
         self.fn, self.kind, self.node_name = fn, kind, node_name
 
     @property
@@ -47,7 +53,7 @@ class Hook:
         """The user's name for the function (what the narration of a backward shows)."""
         return _name(self.fn)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: object) -> object:
         interp = getattr(self.fn, "interp", None)
         where = interp.current if interp is not None else None
         try:
@@ -68,7 +74,7 @@ class Hook:
         given = args[0]  # grad_inputs of a node hook, grad_outputs of a prehook
         return None if result is None else self._gradients(result, given)
 
-    def _gradient(self, value: Any, old: Any, where: str) -> Any:
+    def _gradient(self, value: object, old: Tensor | None, where: str) -> Tensor:
         """One replacement gradient: a tensor of the old one's shape and dtype (any tensor for no old one)."""
         value = as_tensor(value)
         if not isinstance(value, ENGINE.Tensor):
@@ -90,7 +96,7 @@ class Hook:
             )
         return value
 
-    def _gradients(self, result: Any, given: tuple) -> tuple:
+    def _gradients(self, result: object, given: tuple[Tensor | None, ...]) -> tuple[Tensor | None, ...]:
         """A node hook's or prehook's result: a tuple of gradients, one per position of `given`."""
         what = "grad_inputs" if self.kind == "node" else "grad_outputs"
         n = len(given)
@@ -121,7 +127,7 @@ class HookHandle:
     __slots__ = ("handle", "text")
     described_as = "a hook handle"
 
-    def __init__(self, handle: Any, text: str) -> None:
+    def __init__(self, handle: RemovableHandle, text: str) -> None:
         self.handle, self.text = handle, text
 
     @property
@@ -129,12 +135,12 @@ class HookHandle:
         hooks = self.handle.hooks_dict_ref()
         return hooks is None or self.handle.id not in hooks
 
-    def language_attribute(self, name: str, loc: Loc) -> Any:
+    def language_attribute(self, name: str, loc: Loc) -> object:
         if name == "removed":
             return self.removed
         raise GradcalcError(f"a hook handle has no attribute '{name}' (it has .removed and .remove())", loc)
 
-    def language_method(self, name: str, args: Any, kwargs: dict, loc: Loc) -> Any:
+    def language_method(self, name: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc) -> None:
         if name != "remove":
             raise GradcalcError(f"a hook handle has no method '{name}' (it has .remove())", loc)
         if args or kwargs:
@@ -146,7 +152,9 @@ class HookHandle:
         return f"<{self.text}{', removed' if self.removed else ''}>"
 
 
-def _the_function(example: str, method: str, args: Any, kwargs: dict, keyword: str, loc: Loc) -> Any:
+def _the_function(
+    example: str, method: str, args: Sequence[object], kwargs: dict[str, object], keyword: str, loc: Loc
+) -> Callable[..., object]:
     """The one function argument of a register call."""
     given = list(args) + [v for k, v in kwargs.items() if k == keyword]
     unknown = [k for k in kwargs if k != keyword]
@@ -160,7 +168,7 @@ def _the_function(example: str, method: str, args: Any, kwargs: dict, keyword: s
     return fn
 
 
-def _check_arity(fn: Any, kind: str, loc: Loc) -> None:
+def _check_arity(fn: object, kind: str, loc: Loc) -> None:
     """A `def` that can't take what the engine will give it is an error now, not in the middle of backward."""
     params = getattr(fn, "params", None)
     defaults = getattr(fn, "defaults", None)
@@ -175,7 +183,9 @@ def _check_arity(fn: Any, kind: str, loc: Loc) -> None:
         )
 
 
-def register_on_tensor(t: Any, method: str, args: Any, kwargs: dict, loc: Loc) -> HookHandle:
+def register_on_tensor(
+    t: Tensor, method: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc
+) -> HookHandle:
     """`t.register_hook(f)` or `t.register_post_accumulate_grad_hook(f)`."""
     fn = _the_function("y" if t.grad_fn is not None else "x", method, args, kwargs, "hook", loc)
     if not t.requires_grad:
@@ -201,7 +211,9 @@ def register_on_tensor(t: Any, method: str, args: Any, kwargs: dict, loc: Loc) -
     return HookHandle(handle, text)
 
 
-def register_on_node(node: Any, method: str, args: Any, kwargs: dict, loc: Loc) -> HookHandle:
+def register_on_node(
+    node: Node, method: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc
+) -> HookHandle:
     """`y.grad_fn.register_hook(f)` or `y.grad_fn.register_prehook(f)`."""
     fn = _the_function("y.grad_fn", method, args, kwargs, "fn", loc)
     kind = "node" if method == "register_hook" else "prehook"

@@ -28,9 +28,9 @@ import importlib
 import inspect
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import gradcalc
 from gradcalc.autograd.tensor import DType
@@ -43,16 +43,19 @@ from .convert import describe
 from .signatures import signature_text
 from .spaces import PREDEFINED, SPACES, engine_module, is_checked
 
+if TYPE_CHECKING:
+    from types import ModuleType
+
 
 class NamespaceFunction:
     """`func.grad` as a value: calling it binds the arguments (with our messages) and runs the function."""
 
     __slots__ = ("label", "fn")
 
-    def __init__(self, label: str, fn: Callable[..., Any]) -> None:
+    def __init__(self, label: str, fn: Callable[..., object]) -> None:
         self.label, self.fn = label, fn
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         from .transforms import bind  # (transforms load when a program first calls one: not on a cold start)
 
         bind(self.label, self.fn, args, kwargs)
@@ -67,7 +70,13 @@ class NamespaceFunction:
         return f"<built-in function {self.label}>"
 
 
-_MISSING = object()
+class Missing:
+    """The type of `_MISSING`: no such member."""
+
+
+_MISSING = Missing()
+# what a namespace's member is: a namespace, a built-in, a transform, a dtype or a constant (torch.pi)
+Member: TypeAlias = "Namespace | Builtin | NamespaceFunction | DType | float"
 
 
 class Namespace:
@@ -78,27 +87,29 @@ class Namespace:
 
     def __init__(self, path: str, label: str) -> None:
         self.path, self.label = path, label
-        self._resolved: dict[str, Any] = {}
+        self._resolved: dict[str, Member] = {}
         self._names: list[str] | None = None
 
     # -- members -------------------------------------------------------------------------------------------
-    def member(self, attr: str, loc: Loc | None = None) -> Any:
+    def member(self, attr: str, loc: Loc | None = None) -> Member:
         """`nn.Linear`: the member's value; an error saying why when there is none (see the module docstring)."""
         value = self._lookup(attr)
-        if value is _MISSING:
+        if isinstance(value, Missing):
             raise GradcalcError(_missing_message(self, attr), loc)
         return value
 
-    def _lookup(self, attr: str) -> Any:
+    def _lookup(self, attr: str) -> Member | Missing:
         """The member, or `_MISSING`; a member found is kept."""
         value = self._resolved.get(attr, _MISSING)
-        if value is _MISSING:
+        if isinstance(value, Missing):
             value = _resolve(self, attr)
-            if value is not _MISSING:
+            if not isinstance(value, Missing):
                 self._resolved[attr] = value
         return value
 
-    def call(self, attr: str, args: Any, kwargs: dict, loc: Loc | None = None) -> Any:
+    def call(
+        self, attr: str, args: Sequence[object], kwargs: dict[str, object], loc: Loc | None = None
+    ) -> object:
         """`nn.Linear(1, 1)`: the member, called."""
         fn = self.member(attr, loc)
         if isinstance(fn, Namespace) or not callable(fn):
@@ -115,7 +126,7 @@ class Namespace:
 
     def has(self, attr: str) -> bool:
         """Whether `attr` is a member (without raising)."""
-        return self._lookup(attr) is not _MISSING
+        return not isinstance(self._lookup(attr), Missing)
 
     def has_block(self, mode: str) -> bool:
         """Whether `with NAMESPACE.mode():` is PyTorch's (`torch.no_grad`, `torch.autograd.detect_anomaly`)."""
@@ -132,7 +143,7 @@ class Namespace:
         if spaces:
             shown = []
             for n in spaces:
-                child = self.member(n)
+                child = cast(Namespace, self.member(n))  # (a child namespace)
                 spelled = f"{self.label}.{n}"
                 shown.append(spelled if child.label == spelled else f"{spelled} ({child.label})")
             lines.append(f"namespaces: {' '.join(shown)}")
@@ -149,7 +160,7 @@ class Namespace:
         return f"<module '{self.path}'>"
 
 
-def member_kind(value: Any) -> str:
+def member_kind(value: Member) -> str:
     """What a member is, in a word (the completion menu's note)."""
     if isinstance(value, Namespace):
         return "namespace"
@@ -158,7 +169,7 @@ def member_kind(value: Any) -> str:
     return "built-in" if callable(value) else "dtype"
 
 
-def page_of(value: Any, name: str) -> str:
+def page_of(value: Member, name: str) -> str:
     """The `:help` page of a namespace member."""
     if isinstance(value, Namespace):
         return value.page()
@@ -179,11 +190,11 @@ PREDEFINED_NAMESPACES: dict[str, Namespace] = {ns.label: ns for ns in NAMESPACES
 FUNC = NAMESPACES["torch.func"]  # the torch.func transforms: func.grad(f), func.jacrev(f), ...
 
 
-def lookup_path(dotted: str) -> Any:
+def lookup_path(dotted: str) -> Member | Missing:
     """A member reached from a predefined namespace by its dotted spelling (`nn.Linear`, `torch.nn.functional`,
     `F.relu`), as `:help` reads it; `_MISSING` when there is none."""
     first, *rest = dotted.split(".")
-    value: Any = PREDEFINED_NAMESPACES.get(first, _MISSING)
+    value: Member | Missing = PREDEFINED_NAMESPACES.get(first, _MISSING)
     for part in rest:
         if not isinstance(value, Namespace) or not value.has(part):
             return _MISSING
@@ -195,7 +206,7 @@ def help_page(topic: str) -> str | None:
     """`:help nn.Linear`, `:help F.relu`, `:help torch.sin`, `:help torch.nn`: the member's page (a built-in's
     is the short name's), or None when `topic` is no namespace member."""
     value = lookup_path(topic)
-    if value is _MISSING:
+    if isinstance(value, Missing):
         return None
     return page_of(value, topic.rsplit(".", 1)[-1])
 
@@ -211,25 +222,25 @@ def _children(path: str) -> dict[str, str]:
     return {p[len(prefix):]: p for p in SPACES if p.startswith(prefix) and "." not in p[len(prefix):]}
 
 
-def _autograd_backward() -> Any:
+def _autograd_backward() -> Builtin:
     return Builtin("backward", "autograd.backward")
 
 
-def _func_members() -> dict[str, Any]:
+def _func_members() -> dict[str, Builtin | NamespaceFunction]:
     from .func_namespace import MEMBERS  # (the transforms load when a program first reads func.: not a cold start)
 
     return {name: NamespaceFunction(f"func.{name}", fn) for name, fn in MEMBERS.items()}
 
 
 # The language's own forms (rule 2): path -> a function making the members (called on first use).
-OWN: dict[str, Callable[[], dict[str, Any]]] = {
+OWN: dict[str, Callable[[], dict[str, Builtin | NamespaceFunction]]] = {
     "torch.func": _func_members,
     "torch.autograd": lambda: {"backward": _autograd_backward()},
 }
-_own_made: dict[str, dict[str, Any]] = {}
+_own_made: dict[str, dict[str, Builtin | NamespaceFunction]] = {}
 
 
-def _own(path: str) -> dict[str, Any]:
+def _own(path: str) -> dict[str, Builtin | NamespaceFunction]:
     make = OWN.get(path)
     if make is None:
         return {}
@@ -239,18 +250,18 @@ def _own(path: str) -> dict[str, Any]:
     return made
 
 
-def _own_member(path: str, name: str) -> Any:
+def _own_member(path: str, name: str) -> Builtin | NamespaceFunction | Missing:
     return _own(path).get(name, _MISSING)
 
 
-_homed_index: dict[str, dict[str, Any]] | None = None
+_homed_index: dict[str, dict[str, Builtin]] | None = None
 
 
-def _homed() -> dict[str, dict[str, Any]]:
+def _homed() -> dict[str, dict[str, Builtin]]:
     """Rule 3: namespace path -> {name: built-in} for the built-ins whose engine target lives there."""
     global _homed_index
     if _homed_index is None:
-        index: dict[str, dict[str, Any]] = {}
+        index: dict[str, dict[str, Builtin]] = {}
         for name, b in FUNCTIONS.items():
             target = b.target.removeprefix("nn:")
             if ":" in target:  # a method, Python's own, or a transform of the language's: no engine home
@@ -263,7 +274,7 @@ def _homed() -> dict[str, dict[str, Any]]:
 
 
 @cache
-def _extras(path: str) -> dict[str, Any]:
+def _extras(path: str) -> dict[str, DType | float]:
     """Rule 4: torch's dtypes and constants."""
     if path != "torch":
         return {}
@@ -271,7 +282,7 @@ def _extras(path: str) -> dict[str, Any]:
     return {**dtypes, **CONSTANTS}
 
 
-def _engine(path: str) -> Any:
+def _engine(path: str) -> ModuleType | None:
     """The engine module mirroring `path`, imported; None when the engine has none (yet)."""
     name = engine_module(path)
     module = sys.modules.get(name)
@@ -291,19 +302,20 @@ def _exported(path: str) -> tuple[str, ...]:
     return tuple(getattr(module, "__all__", ())) if module is not None else ()
 
 
-def _resolve(ns: Namespace, name: str) -> Any:
+def _resolve(ns: Namespace, name: str) -> Member | Missing:
     path = ns.path
+    value: Member | Missing
     child = _children(path).get(name)
     if child is not None:
         return NAMESPACES[child]
     value = _own_member(path, name)
-    if value is not _MISSING:
+    if not isinstance(value, Missing):
         return value
     value = _homed().get(path, {}).get(name, _MISSING)
-    if value is not _MISSING:
+    if not isinstance(value, Missing):
         return value
     value = _extras(path).get(name, _MISSING)
-    if value is not _MISSING:
+    if not isinstance(value, Missing):
         return value
     if name.startswith("_") or name not in _exported(path):
         return _MISSING
@@ -316,7 +328,7 @@ def _resolve(ns: Namespace, name: str) -> Any:
     return _alias(path, name)
 
 
-def _alias(path: str, name: str) -> Any:
+def _alias(path: str, name: str) -> Member | Missing:
     """Rule 5's last case: the engine object another namespace holds as its own (`torch.vmap` is func.vmap)."""
     engine_object = getattr(_engine(path), name, None)
     if engine_object is None:
@@ -325,9 +337,9 @@ def _alias(path: str, name: str) -> Any:
         if other == path:
             continue
         value = _own_member(other, name)
-        if value is _MISSING:
+        if isinstance(value, Missing):
             value = _homed().get(other, {}).get(name, _MISSING)
-        if value is not _MISSING and getattr(_engine(other), name, None) is engine_object:
+        if not isinstance(value, Missing) and getattr(_engine(other), name, None) is engine_object:
             return value
     return _MISSING
 

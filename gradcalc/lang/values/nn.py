@@ -20,8 +20,8 @@ methods of modules and optimizers (objects.py) are checked the same way. `Checke
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from gradcalc import DType, Tensor
 
@@ -30,6 +30,10 @@ from .calls import BOOLEAN, FUNCTION, NUMBER, STRING, TENSOR, WHOLE, bind_argume
 from .convert import RawList, as_tensor, describe
 from .signatures import signature_text
 from .surfaces import OBJECT_CALLS
+
+if TYPE_CHECKING:
+    from gradcalc.nn import Module
+    from gradcalc.optim import Optimizer
 
 # PyTorch's parameters that only say how a computation runs (or are deprecated): not the language's.
 HIDDEN = frozenset({
@@ -91,7 +95,7 @@ class WrongArgument(Exception):
     """An argument of the wrong kind (the caller words the message)."""
 
 
-def shown(value: Any) -> str:
+def shown(value: object) -> str:
     """A value as a message shows it: numbers and strings as written, anything else by its kind."""
     if value is None:
         return "none"
@@ -108,7 +112,7 @@ def shown(value: Any) -> str:
 # Argument kinds
 
 
-def _tensor(v: Any) -> Any:
+def _tensor(v: object) -> Tensor:
     if type(v) in (int, float, RawList):
         return as_tensor(v)
     if isinstance(v, Tensor):
@@ -116,7 +120,7 @@ def _tensor(v: Any) -> Any:
     raise WrongArgument
 
 
-def _one_number(v: Any) -> Any:
+def _one_number(v: object) -> int | float:
     """A Python number, or the value of a one-element tensor that does not require grad."""
     if isinstance(v, bool):
         raise WrongArgument
@@ -127,7 +131,7 @@ def _one_number(v: Any) -> Any:
     raise WrongArgument
 
 
-def _whole(v: Any) -> int:
+def _whole(v: object) -> int:
     x = _one_number(v)
     if isinstance(x, float):
         if not x.is_integer():
@@ -136,19 +140,19 @@ def _whole(v: Any) -> int:
     return x
 
 
-def _bool(v: Any) -> bool:
+def _bool(v: object) -> bool:
     if isinstance(v, bool):
         return v
     raise WrongArgument
 
 
-def _string(v: Any) -> str:
+def _string(v: object) -> str:
     if isinstance(v, str):
         return v
     raise WrongArgument
 
 
-def _pair(v: Any) -> tuple[Any, Any]:
+def _pair(v: object) -> tuple[int | float, int | float]:
     if isinstance(v, Tensor) and v.ndim == 1:
         v = tuple(v.unbind())
     if isinstance(v, (tuple, list)) and len(v) == 2:
@@ -156,13 +160,13 @@ def _pair(v: Any) -> tuple[Any, Any]:
     raise WrongArgument
 
 
-def _function(v: Any) -> Any:
+def _function(v: object) -> Callable[..., object]:
     if callable(v) and not isinstance(v, (Tensor, type)) and type(v) not in OBJECT_CALLS:
         return v  # (a module is called on tensors, not as a function of no arguments)
     raise WrongArgument
 
 
-def _module(v: Any) -> Any:
+def _module(v: object) -> Module:
     from gradcalc.nn import Module  # (the engine's nn loads when a program first makes a module: not a cold start)
 
     if isinstance(v, Module):
@@ -170,7 +174,7 @@ def _module(v: Any) -> Any:
     raise WrongArgument
 
 
-def _wholes(v: Any) -> list[int]:
+def _wholes(v: object) -> list[int]:
     if isinstance(v, Tensor) and v.ndim == 1:
         v = v.tolist()
     if isinstance(v, (list, tuple)):
@@ -178,7 +182,7 @@ def _wholes(v: Any) -> list[int]:
     raise WrongArgument
 
 
-def _size(v: Any) -> Any:
+def _size(v: object) -> int | tuple[int | None, ...]:
     """A whole number, or a tuple of them (none inside keeps a dim, where an adaptive pooling takes one)."""
     if isinstance(v, Tensor) and v.ndim == 1:
         v = tuple(v.unbind())
@@ -187,11 +191,11 @@ def _size(v: Any) -> Any:
     return _whole(v)
 
 
-def _padding(v: Any) -> Any:
+def _padding(v: object) -> str | int | tuple[int | None, ...]:
     return v if isinstance(v, str) else _size(v)
 
 
-def _optimizer(v: Any) -> Any:
+def _optimizer(v: object) -> Optimizer:
     from gradcalc.optim import Optimizer  # (loads when a program first makes an optimizer: not a cold start)
 
     if isinstance(v, Optimizer):
@@ -199,27 +203,27 @@ def _optimizer(v: Any) -> Any:
     raise WrongArgument
 
 
-def _parameters(v: Any) -> list[Any]:
+def _parameters(v: object) -> list[Tensor]:
     if isinstance(v, Tensor) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
         return []  # `[]` is an empty tensor in the language: the engine then says the list is empty
     if isinstance(v, (list, tuple)) and all(isinstance(p, Tensor) for p in v):
-        return list(v)
+        return [p for p in v if isinstance(p, Tensor)]  # (all of them: checked above)
     raise WrongArgument
 
 
-def _dtype(v: Any) -> Any:
+def _dtype(v: object) -> DType:
     if isinstance(v, DType) and v.is_floating_point:
         return v
     raise WrongArgument
 
 
-def _dict(v: Any) -> Any:
+def _dict(v: object) -> dict[object, object]:
     if isinstance(v, dict):
         return v
     raise WrongArgument
 
 
-CONVERT: dict[str, Callable[[Any], Any]] = {
+CONVERT: dict[str, Callable[[object], object]] = {
     "tensor": _tensor, "whole": _whole, "number": _one_number, "bool": _bool, "string": _string,
     "pair": _pair, "function": _function, "module": _module, "optimizer": _optimizer, "parameters": _parameters,
     "dtype": _dtype, "wholes": _wholes, "size": _size, "padding": _padding,
@@ -259,7 +263,7 @@ class Checked:
     """An engine callable as the language calls it: the parameters it shows, each argument checked, and
     messages that name `text` (the signature as `:help` shows it)."""
 
-    def __init__(self, name: str, fn: Callable[..., Any], method: bool = False, prefix: str = "") -> None:
+    def __init__(self, name: str, fn: Callable[..., object], method: bool = False, prefix: str = "") -> None:
         self.name, self.fn = name, fn
         params = list(inspect.signature(fn).parameters.values())
         if method:
@@ -298,7 +302,7 @@ class Checked:
         """A wrong call, `problem` starting with the callable's name (calls.py's one format)."""
         return wrong_call(problem, self.text)
 
-    def bind(self, args: tuple | list, kwargs: dict) -> tuple[list[Any], dict[str, Any]]:
+    def bind(self, args: Sequence[object], kwargs: Mapping[str, object]) -> tuple[list[object], dict[str, object]]:
         """The arguments, checked and converted: (the `*args` values, the others by name)."""
         for key in kwargs:
             if key in HIDDEN_WHY and key not in self.kinds:
@@ -313,7 +317,7 @@ class Checked:
             rest = [self.convert(self.var, v, each=True) for v in rest]
         return rest, values
 
-    def convert(self, key: str, value: Any, each: bool = False) -> Any:
+    def convert(self, key: str, value: object, each: bool = False) -> object:
         kind, optional = self.kinds[key]
         if value is None and optional:
             return None
@@ -323,11 +327,11 @@ class Checked:
             wants = WANTS[kind] + (" or none" if optional else "")
             raise self.fail(must_be(self.label, key, wants, shown(value), each)) from None
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         rest, values = self.bind(args, kwargs)
         return self.fn(*rest, **values)
 
-    def call_on(self, obj: Any, args: tuple | list, kwargs: dict) -> Any:
+    def call_on(self, obj: object, args: Sequence[object], kwargs: Mapping[str, object]) -> object:
         """Call the method on `obj`, the arguments checked."""
         rest, values = self.bind(args, kwargs)
         return self.fn(obj, *rest, **values)

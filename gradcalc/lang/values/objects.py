@@ -25,8 +25,8 @@ import functools
 import importlib
 import inspect
 from collections import Counter
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, Generic, TypeVar
 
 import gradcalc
 from gradcalc import Generator, Tensor, nn, optim
@@ -60,23 +60,23 @@ def article(name: str) -> str:
     return "an" if name[0] in vowel else "a"
 
 
-def one_line(o: Any) -> str:
+def one_line(o: object) -> str:
     text = repr(o)
     return text if "\n" not in text else f"{type(o).__name__}(...)"
 
 
-def listed(result: Any) -> Any:
+def listed(result: object) -> object:
     """What a method returns, as a value of the language: an iterator as a list."""
     return list(result) if isinstance(result, Iterator) else result
 
 
 @functools.cache
-def _method(cls: type, name: str) -> Checked:
+def _method(cls: type[object], name: str) -> Checked:
     return Checked(name, getattr(cls, name), method=True, prefix=f"{cls.__name__}.")
 
 
 @functools.cache
-def _settings(cls: type) -> tuple[str, ...]:
+def _settings(cls: type[object]) -> tuple[str, ...]:
     """The names of the constructor's parameters (`in_features`, `inplace`): a module's settings."""
     try:
         params = inspect.signature(cls).parameters.values()
@@ -85,58 +85,61 @@ def _settings(cls: type) -> tuple[str, ...]:
     return tuple(p.name for p in params if p.name not in HIDDEN and p.kind is p.POSITIONAL_OR_KEYWORD)
 
 
-class Surface:
+O = TypeVar("O")  # the engine class whose objects a surface shows
+
+
+class Surface(Generic[O]):
     """What the language may do with one kind of engine object."""
 
     kind = ""
 
-    def owns(self, o: Any) -> bool:
+    def owns(self, o: O) -> bool:
         """Whether `o` is a value of this kind."""
         raise NotImplementedError
 
-    def methods(self, o: Any) -> tuple[str, ...]:
+    def methods(self, o: O) -> tuple[str, ...]:
         """The declared methods `o` has."""
         raise NotImplementedError
 
-    def readable(self, o: Any) -> list[str]:
+    def readable(self, o: O) -> list[str]:
         """The attributes of `o` that may be read (methods aside)."""
         raise NotImplementedError
 
-    def attribute(self, o: Any, name: str) -> Any:
+    def attribute(self, o: O, name: str) -> object:
         """`o.name`: a declared attribute, or a method as a value."""
         raise NotImplementedError
 
-    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def call(self, o: O, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         """Run declared method `name` of `o`."""
         raise NotImplementedError
 
-    def assign(self, o: Any, name: str, value: Any) -> None:
+    def assign(self, o: O, name: str, value: object) -> None:
         """`o.name = value`, where PyTorch allows it; an error in the language's words elsewhere."""
         raise NotImplementedError
 
-    def summary(self, o: Any) -> str:
+    def summary(self, o: O) -> str:
         """What `:vars` shows of `o`."""
         raise NotImplementedError
 
-    def show(self, o: Any) -> str:
+    def show(self, o: O) -> str:
         """How `o` prints: PyTorch's repr (a module's layers, an optimizer's groups), unless the kind says."""
         return repr(o)
 
     # shared -----------------------------------------------------------------------------------------
-    def describe(self, o: Any) -> str:
+    def describe(self, o: O) -> str:
         name = type(o).__name__
         return f"{article(name)} {name} {self.kind}"
 
-    def names(self, o: Any) -> list[str]:
+    def names(self, o: O) -> list[str]:
         """Every attribute and method (for completion)."""
         return sorted(set(self.readable(o)) | set(self.methods(o)))
 
-    def missing(self, o: Any, name: str, what: str = "attribute") -> GradcalcError:
+    def missing(self, o: O, name: str, what: str = "attribute") -> GradcalcError:
         close = difflib.get_close_matches(name, self.names(o), n=1)
         hint = f"; did you mean '{close[0]}'?" if close else ""
         return GradcalcError(f"{self.describe(o)} has no {what} '{name}'{hint}")
 
-    def method(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def method(self, o: O, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         """`o.name(...)`: a declared method, its arguments checked; an iterator comes back as a list."""
         if name not in self.methods(o):
             if name in self.readable(o):
@@ -144,7 +147,7 @@ class Surface:
             raise self.missing(o, name, "method")
         return self.call(o, name, args, kwargs)
 
-    def checked_call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def checked_call(self, o: O, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         checked = _method(type(o), name)
         try:
             return listed(checked.call_on(o, args, kwargs))
@@ -154,15 +157,15 @@ class Surface:
             raise error_from(exc, None) from None
 
 
-class BoundObjectMethod:
+class BoundObjectMethod(Generic[O]):
     """`net.parameters` without the call: a method of a module or optimizer as a value."""
 
     __slots__ = ("obj", "name", "surface")
 
-    def __init__(self, obj: Any, name: str, surface: Surface) -> None:
+    def __init__(self, obj: O, name: str, surface: Surface[O]) -> None:
         self.obj, self.name, self.surface = obj, name, surface
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: object, **kwargs: object) -> object:
         return self.surface.call(self.obj, self.name, args, kwargs)
 
     def __repr__(self) -> str:
@@ -173,31 +176,31 @@ class BoundObjectMethod:
 # Modules
 
 
-class ModuleSurface(Surface):
+class ModuleSurface(Surface[nn.Module]):
     kind = "module"
 
-    def owns(self, o: Any) -> bool:
+    def owns(self, o: nn.Module) -> bool:
         return isinstance(o, nn.Module)
 
-    def methods(self, o: Any) -> tuple[str, ...]:
+    def methods(self, o: nn.Module) -> tuple[str, ...]:
         cls = type(o)
         return tuple(n for n in MODULE_METHODS if callable(getattr(cls, n, None)))
 
     @staticmethod
-    def stores(o: Any) -> tuple[dict, dict, dict]:
+    def stores(o: nn.Module) -> tuple[dict[str, Tensor | None], dict[str, Tensor | None], dict[str, nn.Module | None]]:
         # the engine's registries, read here only: the language never reaches them by name
         d = vars(o)
         return d["_parameters"], d["_buffers"], d["_modules"]
 
-    def settings(self, o: Any) -> list[str]:
+    def settings(self, o: nn.Module) -> list[str]:
         d = vars(o)
         return [n for n in _settings(type(o)) if n in d]
 
-    def readable(self, o: Any) -> list[str]:
+    def readable(self, o: nn.Module) -> list[str]:
         names = [n for store in self.stores(o) for n in store if n.isidentifier()]
         return names + self.settings(o) + ["training"]
 
-    def attribute(self, o: Any, name: str) -> Any:
+    def attribute(self, o: nn.Module, name: str) -> object:
         for store in self.stores(o):
             if name in store:
                 return store[name]
@@ -207,18 +210,18 @@ class ModuleSurface(Surface):
             return BoundObjectMethod(o, name, self)
         raise self.missing(o, name)
 
-    def method(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def method(self, o: nn.Module, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         submodule = self.stores(o)[2].get(name)
         if submodule is not None and name not in self.methods(o):
             return call_module(submodule, args, kwargs)  # net.head(x), as PyTorch's self.head(x)
         return super().method(o, name, args, kwargs)
 
-    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def call(self, o: nn.Module, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         if name == "forward":
             return call_module(o, args, kwargs)
         return self.checked_call(o, name, args, kwargs)
 
-    def assign(self, o: Any, name: str, value: Any) -> None:
+    def assign(self, o: nn.Module, name: str, value: object) -> None:
         params, buffers, modules = self.stores(o)
         where = f"{describe(o)}'s {name}"
         if name in params:
@@ -249,7 +252,7 @@ class ModuleSurface(Surface):
         except Exception as exc:
             raise error_from(exc, None) from None
 
-    def assign_item(self, o: Any, index: Any, value: Any) -> None:
+    def assign_item(self, o: nn.Module, index: object, value: object) -> None:
         """`net[i] = module` (a Sequential's layers, as PyTorch's __setitem__)."""
         if not isinstance(o, nn.Sequential):
             raise GradcalcError(f"can't assign into {describe(o)} by index")
@@ -263,13 +266,13 @@ class ModuleSurface(Surface):
             raise GradcalcError(f"a Sequential holds modules: assign a module, not {shown(value)}")
         o[i] = value
 
-    def summary(self, o: Any) -> str:
+    def summary(self, o: nn.Module) -> str:
         n = sum(p.numel() for p in o.parameters())
         return f"{type(o).__name__}  {n:,} parameter{'s' * (n != 1)}"
 
 
 @functools.cache
-def _forward(cls: type) -> Checked:
+def _forward(cls: type[nn.Module]) -> Checked:
     checked = Checked(cls.__name__, cls.forward, method=True)
     for name, (kind, optional) in checked.kinds.items():
         if kind == "any":  # Sequential's input: a module of the language takes tensors
@@ -279,14 +282,14 @@ def _forward(cls: type) -> Checked:
     return checked
 
 
-def call_module(m: Any, args: tuple | list, kwargs: dict) -> Any:
+def call_module(m: nn.Module, args: Sequence[object], kwargs: dict[str, object]) -> object:
     """`net(x)`: a module called on its inputs (numbers and list literals become tensors)."""
     args = [as_tensor(a) for a in args]
     kwargs = {k: as_tensor(v) for k, v in kwargs.items()}
     return _call(m, args, kwargs, "")
 
 
-def _call(m: Any, args: list, kwargs: dict, at: str) -> Any:
+def _call(m: nn.Module, args: list[Tensor], kwargs: dict[str, Tensor], at: str) -> object:
     checked = _forward(type(m))
     try:
         _, values = checked.bind(args, kwargs)
@@ -307,7 +310,7 @@ def _call(m: Any, args: list, kwargs: dict, at: str) -> Any:
         raise GradcalcError(f"layer {at}, {one_line(m)}: {message}" if at else message) from None
 
 
-def _check_linear(m: Any, x: Any) -> None:
+def _check_linear(m: nn.Linear, x: Tensor) -> None:
     """PyTorch's `mat1 and mat2 shapes cannot be multiplied`, said of the layer and the input."""
     n_in, n_out = m.in_features, m.out_features
     shape = tuple(x.shape)
@@ -328,22 +331,22 @@ def _check_linear(m: Any, x: Any) -> None:
 # Optimizers
 
 
-class OptimizerSurface(Surface):
+class OptimizerSurface(Surface[optim.Optimizer]):
     kind = "optimizer"
 
-    def owns(self, o: Any) -> bool:
+    def owns(self, o: optim.Optimizer) -> bool:
         return isinstance(o, optim.Optimizer)
 
-    def methods(self, o: Any) -> tuple[str, ...]:
+    def methods(self, o: optim.Optimizer) -> tuple[str, ...]:
         return OPTIMIZER_METHODS
 
-    def options(self, o: Any) -> list[str]:
+    def options(self, o: optim.Optimizer) -> list[str]:
         return [k for k in o.param_groups[0] if k not in NOT_OPTIONS] if o.param_groups else []
 
-    def readable(self, o: Any) -> list[str]:
+    def readable(self, o: optim.Optimizer) -> list[str]:
         return ["param_groups", *self.options(o)]
 
-    def attribute(self, o: Any, name: str) -> Any:
+    def attribute(self, o: optim.Optimizer, name: str) -> object:
         if name == "param_groups":
             return o.param_groups
         if name in self.options(o):
@@ -352,7 +355,7 @@ class OptimizerSurface(Surface):
             return BoundObjectMethod(o, name, self)
         raise self.missing(o, name)
 
-    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def call(self, o: optim.Optimizer, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         if name == "load_state_dict":
             given = (args[0] if args else kwargs.get("state_dict"))
             if isinstance(given, dict) and not {"state", "param_groups"} <= set(given):
@@ -362,7 +365,7 @@ class OptimizerSurface(Surface):
                 )
         return self.checked_call(o, name, args, kwargs)
 
-    def assign(self, o: Any, name: str, value: Any) -> None:
+    def assign(self, o: optim.Optimizer, name: str, value: object) -> None:
         if name not in SETTABLE_OPTIONS:
             if name in self.readable(o):
                 raise GradcalcError(
@@ -379,7 +382,7 @@ class OptimizerSurface(Surface):
         for group in o.param_groups:
             group[name] = lr
 
-    def summary(self, o: Any) -> str:
+    def summary(self, o: optim.Optimizer) -> str:
         n = sum(len(g["params"]) for g in o.param_groups)
         lr = o.param_groups[0]["lr"] if o.param_groups else None
         return f"{type(o).__name__}  {n} tensor{'s' * (n != 1)}, lr={lr}"
@@ -389,23 +392,23 @@ class OptimizerSurface(Surface):
 # Learning-rate schedules and random generators
 
 
-class SchedulerSurface(Surface):
+class SchedulerSurface(Surface[LRScheduler]):
     kind = "schedule"
 
-    def owns(self, o: Any) -> bool:
+    def owns(self, o: LRScheduler) -> bool:
         return isinstance(o, LRScheduler)
 
-    def methods(self, o: Any) -> tuple[str, ...]:
+    def methods(self, o: LRScheduler) -> tuple[str, ...]:
         return SCHEDULER_METHODS
 
-    def settings(self, o: Any) -> list[str]:
+    def settings(self, o: LRScheduler) -> list[str]:
         d = vars(o)
         return [n for n in _settings(type(o)) if n in d and n not in SCHEDULER_ATTRIBUTES]
 
-    def readable(self, o: Any) -> list[str]:
+    def readable(self, o: LRScheduler) -> list[str]:
         return [*SCHEDULER_ATTRIBUTES, *self.settings(o)]
 
-    def attribute(self, o: Any, name: str) -> Any:
+    def attribute(self, o: LRScheduler, name: str) -> object:
         if name in self.readable(o):
             value = getattr(o, name)
             return sorted(value.elements()) if name == "milestones" else value
@@ -413,78 +416,78 @@ class SchedulerSurface(Surface):
             return BoundObjectMethod(o, name, self)
         raise self.missing(o, name)
 
-    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def call(self, o: LRScheduler, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         return self.checked_call(o, name, args, kwargs)
 
-    def assign(self, o: Any, name: str, value: Any) -> None:
+    def assign(self, o: LRScheduler, name: str, value: object) -> None:
         if name in self.readable(o) or name in self.methods(o):
             raise GradcalcError(f"can't assign to .{name} of {describe(o)}: a schedule changes by .step() "
                                 "(or load_state_dict)")
         raise self.missing(o, name)
 
-    def summary(self, o: Any) -> str:
+    def summary(self, o: LRScheduler) -> str:
         return f"{type(o).__name__}  epoch {o.last_epoch}, lr={o.get_last_lr()}"
 
-    def show(self, o: Any) -> str:
+    def show(self, o: LRScheduler) -> str:
         settings = ", ".join(f"{n}={_setting(getattr(o, n))}" for n in self.settings(o) if n != "lr_lambda")
         return f"{type(o).__name__}({settings}{', ' if settings else ''}last_epoch={o.last_epoch})"
 
 
-class GeneratorSurface(Surface):
+class GeneratorSurface(Surface[Generator]):
     kind = "random generator"
 
-    def owns(self, o: Any) -> bool:
+    def owns(self, o: Generator) -> bool:
         return isinstance(o, Generator)
 
-    def describe(self, o: Any) -> str:
+    def describe(self, o: Generator) -> str:
         return "a random generator"
 
-    def methods(self, o: Any) -> tuple[str, ...]:
+    def methods(self, o: Generator) -> tuple[str, ...]:
         return GENERATOR_METHODS
 
-    def readable(self, o: Any) -> list[str]:
+    def readable(self, o: Generator) -> list[str]:
         return ["device"]
 
-    def attribute(self, o: Any, name: str) -> Any:
+    def attribute(self, o: Generator, name: str) -> object:
         if name == "device":
             return str(o.device)
         if name in self.methods(o):
             return BoundObjectMethod(o, name, self)
         raise self.missing(o, name)
 
-    def call(self, o: Any, name: str, args: tuple | list, kwargs: dict) -> Any:
+    def call(self, o: Generator, name: str, args: Sequence[object], kwargs: dict[str, object]) -> object:
         if name == "manual_seed":  # a seed is a whole number, as `seed N` takes it
             args = [_whole_seed(a) for a in args]
             kwargs = {k: _whole_seed(v) for k, v in kwargs.items()}
         return self.checked_call(o, name, args, kwargs)
 
-    def assign(self, o: Any, name: str, value: Any) -> None:
+    def assign(self, o: Generator, name: str, value: object) -> None:
         raise GradcalcError(f"can't assign to .{name} of a random generator: seed it with .manual_seed(n)")
 
-    def summary(self, o: Any) -> str:
+    def summary(self, o: Generator) -> str:
         return f"Generator  seed {o.initial_seed()}"
 
-    def show(self, o: Any) -> str:
+    def show(self, o: Generator) -> str:
         return f"Generator(seed={o.initial_seed()})"
 
 
-def _setting(value: Any) -> str:
+def _setting(value: object) -> str:
     if isinstance(value, Counter):  # MultiStepLR's milestones, as they were given
         return str(sorted(value.elements()))
     return shown(value)
 
 
-def _whole_seed(v: Any) -> Any:
+def _whole_seed(v: object) -> int:
     try:
         return _whole(v)
     except WrongArgument:
         raise GradcalcError(f"Generator.manual_seed: a seed is a whole number, not {shown(v)}") from None
 
 
-SURFACES: tuple[Surface, ...] = (ModuleSurface(), OptimizerSurface(), SchedulerSurface(), GeneratorSurface())
+SURFACES: tuple[Surface[Any], ...] = (ModuleSurface(), OptimizerSurface(), SchedulerSurface(), GeneratorSurface())
 
 
-def surface_of(o: Any) -> Surface | None:
+def surface_of(o: object) -> Surface[Any] | None:
     """The surface of `o`, or None when it is not a module or an optimizer."""
     for s in SURFACES:
         if s.owns(o):
@@ -504,20 +507,20 @@ _register_calls()
 FINDERS.append(surface_of)  # surfaces.surface_of finds them from now on
 
 
-def engine_object(path: str) -> Any:
+def engine_object(path: str) -> object:
     """`nn.Linear`, `optim.Adam`, `nn.functional.gelu`, `optim.lr_scheduler.StepLR`, `Generator` (top level):
     the engine's object (importing its package)."""
     space, _, name = path.rpartition(".")
     return getattr(importlib.import_module(f"{gradcalc.__name__}.{space}" if space else gradcalc.__name__), name)
 
 
-def language_callable(name: str, path: str) -> Callable[..., Any]:
+def language_callable(name: str, path: str) -> Callable[..., object]:
     """Built-in `name` (engine object at `path`): a function with the shown signature and the engine's
     docstring, that checks its arguments and calls the engine."""
     target = engine_object(path)
     checked = Checked(name, target)
 
-    def call(*args: Any, **kwargs: Any) -> Any:
+    def call(*args: object, **kwargs: object) -> object:
         return checked(*args, **kwargs)
 
     call.__signature__ = checked.signature  # type: ignore[attr-defined]

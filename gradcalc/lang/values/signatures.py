@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any
 
 # PyTorch's parameter names, and the kind of argument each takes (when the signature does not annotate it).
 PARAMETER_KINDS: dict[str, str] = {
@@ -38,7 +37,7 @@ POSITIONAL_OVERRIDES: dict[tuple[str, str], str] = {
     ("min", "dim"): "A",
 }
 
-def engine_parameters(fn: Callable[..., Any], method: bool) -> list[inspect.Parameter]:
+def engine_parameters(fn: Callable[..., object], method: bool) -> list[inspect.Parameter]:
     """The parameters of engine callable `fn` as the language passes them (a method's without its tensor)."""
     try:
         params = list(inspect.signature(fn).parameters.values())
@@ -72,7 +71,7 @@ def kind_of(name: str, param: inspect.Parameter, first: bool) -> str:
 
 
 def derive_spec(
-    name: str, fn: Callable[..., Any], method: bool, plain: bool = False
+    name: str, fn: Callable[..., object], method: bool, plain: bool = False
 ) -> tuple[tuple[str, ...], dict[str, str]]:
     """The argument kinds of built-in `name` from the signature of its engine callable `fn` (`plain`: every
     argument as it is)."""
@@ -92,7 +91,7 @@ def derive_spec(
     return tuple(positional), keywords
 
 
-def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> str:
+def signature_text(name: str, fn: Callable[..., object], method: bool = False) -> str:
     """`sum(x, dim=, keepdim=False)`: how `:help` and messages show a built-in's parameters."""
     parts = []
     for p in engine_parameters(fn, method):
@@ -111,7 +110,7 @@ def signature_text(name: str, fn: Callable[..., Any], method: bool = False) -> s
     return f"{'x.' if method else ''}{name}({', '.join(parts)})"
 
 
-def _shown(value: Any) -> str:
+def _shown(value: object) -> str:
     if isinstance(value, tuple):
         return str(value)  # Adam's betas=(0.9, 0.999)
     if value is None:

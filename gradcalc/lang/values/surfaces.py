@@ -10,16 +10,21 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+
+    from .objects import Surface
 
 # type -> how a value of that type is called (`net(x)`); filled by objects.py for the module classes
-OBJECT_CALLS: dict[type, Callable[[Any, list[Any], dict[str, Any]], Any]] = {}
+OBJECT_CALLS: dict[type, Callable[[Any, list[object], dict[str, object]], object]] = {}  # (Any: the key's type)
 
 # functions that give the surface of a value they know, or None (objects.py adds its own when it loads)
-FINDERS: list[Callable[[Any], Any]] = []
+FINDERS: list[Callable[[object], Surface[Any] | None]] = []
 
 
-def surface_of(o: Any) -> Any:
+def surface_of(o: object) -> Surface[Any] | None:
     """The declared surface (objects.py) of a module, optimizer, scheduler or generator; None for any other
     value."""
     for find in FINDERS:
@@ -29,7 +34,7 @@ def surface_of(o: Any) -> Any:
     return None
 
 
-def parameter_paths(name: str, value: Any) -> list[tuple[str, Any]]:
+def parameter_paths(name: str, value: object) -> list[tuple[str, Tensor]]:
     """The parameters of a module bound to workspace name `name`, each with the language's way to reach it
     (`net[0].weight`, `lin.bias`): how `graph` and `explain` name them. Empty for any other value."""
     if "gradcalc.nn" not in sys.modules:
@@ -37,7 +42,7 @@ def parameter_paths(name: str, value: Any) -> list[tuple[str, Any]]:
     module_type = sys.modules["gradcalc.nn"].Module
     if not isinstance(value, module_type):
         return []
-    out: list[tuple[str, Any]] = []
+    out: list[tuple[str, Tensor]] = []
     for dotted, p in value.named_parameters():
         path = name
         for part in dotted.split("."):

@@ -9,12 +9,23 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..lower import Lowerer, Tok
 from .blocks import CLOSERS, MAX_BLOCK_DEPTH, OPENERS
 from .lark_path import _read_grammar
 from .tables import Unsupported, load_tables
+
+if TYPE_CHECKING:
+    from .. import ast as A
+    from .tables import Tables
+
+    # what a rule's reduction does with its children (the values on the stack): its value
+    Reduce = Callable[[list[object]], object]
+    # a parser state's lexer: (match at a position, keyword maps by terminal, newline kinds, ignored kinds)
+    Scanner = tuple[
+        Callable[[str, int], re.Match[str] | None], dict[str, dict[str, str]], frozenset[str], frozenset[str]
+    ]
 
 
 class _Bail(Exception):
@@ -22,11 +33,11 @@ class _Bail(Exception):
 
 
 def _reducer(
-    callback: Callable[[list], Any] | None,
+    callback: Reduce | None,
     include: list[tuple[int, bool, int]] | None,
     append_none: int,
     expand1: bool,
-) -> Callable[[list], Any]:
+) -> Reduce:
     """A rule's reduction, as Lark composes it: filter the children (drop punctuation, inline `_rule`s, add
     None for a missing `[optional]`), then return a lone child of a `?rule`, else call the callback.
 
@@ -34,13 +45,13 @@ def _reducer(
     its children (what Lark's tree for it holds, and the only thing its parent reads of it)."""
     if callback is None:
 
-        def callback(children: list) -> list:
+        def callback(children: list[object]) -> object:
             return children
 
     build = callback
     if expand1:
 
-        def build(children: list) -> Any:
+        def build(children: list[object]) -> object:
             return children[0] if len(children) == 1 else callback(children)
 
     if include is None:
@@ -57,7 +68,7 @@ def _reducer(
     elif shape == [(True, 0), (False, 0)]:  # `_x: _x item`, the left recursion of `item*`
         inlined, item = positions
 
-        def reduce_left(children: list) -> Any:
+        def reduce_left(children: list[object]) -> object:
             filtered = children[inlined]  # as Lark: grow the inlined rule's list (linear, not quadratic)
             filtered.append(children[item])
             return build(filtered)
@@ -67,8 +78,8 @@ def _reducer(
         first, inlined = positions
         return lambda children: build([children[first], *children[inlined]])
 
-    def reduce(children: list) -> Any:
-        filtered: list = []
+    def reduce(children: list[object]) -> object:
+        filtered: list[object] = []
         for i, expand, nones in include:
             if nones:
                 filtered += [None] * nones
@@ -95,16 +106,16 @@ class _FastParser:
     Lark's LALR parser with its tree builder. At the first thing Lark's path would report, it raises `_Bail`.
     """
 
-    def __init__(self, data: dict[str, Any], lowerer: Any) -> None:
+    def __init__(self, data: Tables, lowerer: Lowerer) -> None:
         if any(hasattr(lowerer, t) for t in data["terminals"]):  # Lark would call these on each such token
             raise Unsupported("a callback named as a terminal")
         self.start: int = data["start"]
         self.end: int = data["end"]
         self.actions: list[dict[str, int]] = data["actions"]
         self.lexer_of: list[int] = data["lexer_of"]
-        self.lexers: list[tuple] = data["lexers"]
-        self.scanners: list[tuple | None] = [None] * len(self.lexers)
-        self.rules: list[tuple[int, str, Callable[[list], Any] | None]] = []  # None: the child passes up
+        self.lexers = data["lexers"]
+        self.scanners: list[Scanner | None] = [None] * len(self.lexers)
+        self.rules: list[tuple[int, str, Reduce | None]] = []  # None: the child passes up
         kept: set[str] = set()  # terminals that some rule passes to its callback: only these become tokens
         for size, origin, name, expand1, include, append_none, passed in data["rules"]:
             callback = getattr(lowerer, name, None)
@@ -124,7 +135,7 @@ class _FastParser:
             self.rules.append((size, origin, reduce))
         self.kept = frozenset(kept)
 
-    def scanner(self, state: int) -> tuple:
+    def scanner(self, state: int) -> Scanner:
         """The lexer of a parser state: (match, keyword maps, newline kinds, ignored kinds), compiled on
         first use (a cold start needs only a few of them)."""
         slot = self.lexer_of[state]
@@ -136,7 +147,7 @@ class _FastParser:
                 match = matchers[0]
             else:  # Lark splits a regex with too many groups: the first that matches wins
 
-                def match(text: str, pos: int) -> Any:
+                def match(text: str, pos: int) -> re.Match[str] | None:
                     for one in matchers:
                         m = one(text, pos)
                         if m:
@@ -146,7 +157,7 @@ class _FastParser:
             made = self.scanners[slot] = (match, unless, frozenset(newline_types), frozenset(ignore_types))
         return made
 
-    def parse(self, text: str) -> tuple[Any, bool]:
+    def parse(self, text: str) -> tuple[A.Program, bool]:
         """The lowered program of `text` (which ends with a newline), and whether it opened a block.
 
         One loop, with Lark's `ParserState.feed_token` written out in it: a function call per token or
@@ -160,7 +171,7 @@ class _FastParser:
         kept = self.kept
         new_token = Tok
         state_stack = [self.start]
-        value_stack: list = []
+        value_stack: list[object] = []
         pending: list[str] = []  # _INDENT/_DEDENT tokens to feed before lexing on (the last one first)
         pos = 0
         size_of_text = len(text)

@@ -14,7 +14,8 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from ..grammar import grammar_path, grammar_text  # noqa: F401 - grammar_path: the package's name for it
+from ..grammar import grammar_path as grammar_path  # (re-exported: the package's name for it)
+from ..grammar import grammar_text
 from ..lower import Lowerer
 from .blocks import BlockPostLex
 

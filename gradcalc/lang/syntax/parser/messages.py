@@ -110,7 +110,7 @@ def _expected_words(expected: set[str]) -> str:
 def _translate(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
     """A Lark exception as a SyntaxProblem in words; `incomplete` is set when more lines could fix it."""
     problem = _message(exc, state)
-    problem.state = state  # type: ignore[attr-defined]
+    problem.state = state
     return problem
 
 
@@ -169,7 +169,7 @@ def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
         return SyntaxProblem(f"unexpected '{prev}': {word_pointer(str(prev))}", Loc(prev.line, prev.column))
     if state.brackets and (eof or (tok.line > state.brackets[-1].line and _first_on_line(tok, state))):
         problem = _unclosed(state, where if not eof else _end_loc(state))
-        problem.incomplete = eof  # type: ignore[attr-defined]
+        problem.incomplete = eof
         return problem
     if kind in CLOSERS:
         if not state.brackets:
@@ -188,7 +188,7 @@ def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
             else state.prev_line_start
         )
         problem = _expected_block(header, where)
-        problem.incomplete = eof  # type: ignore[attr-defined]
+        problem.incomplete = eof
         return problem
     if (
         prev is not None
@@ -213,7 +213,7 @@ def _message(exc: UnexpectedInput, state: _BlockState) -> SyntaxProblem:
         problem = SyntaxProblem(
             f"unexpected end of the input; expected {_expected_words(expected)}", _end_loc(state)
         )
-        problem.incomplete = kind == "_DEDENT"  # type: ignore[attr-defined]
+        problem.incomplete = kind == "_DEDENT"
         return problem
     if kind == "NAME" and tok in KEYWORD_SET:
         return SyntaxProblem(f"'{tok}' is a keyword; it can't be used as a name", where)
@@ -239,5 +239,5 @@ def _at_end(state: _BlockState, expected: set[str]) -> SyntaxProblem:
         problem = _expected_block(state.line_start, where)
     else:
         problem = SyntaxProblem(f"unexpected end of the input; expected {_expected_words(expected)}", where)
-    problem.incomplete = True  # type: ignore[attr-defined]
+    problem.incomplete = True
     return problem

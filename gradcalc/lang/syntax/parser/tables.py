@@ -15,12 +15,34 @@ import re
 import sys
 import threading
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from .lark_path import cache_dir, get_parser
 
 if TYPE_CHECKING:
+    from typing import NotRequired, TypedDict
+
     from lark import Lark
+
+    # a rule: (its length, the rule it expands, its callback's name, a `?rule`, the children kept (position,
+    # an inlined rule's, how many Nones before it), Nones appended, the terminals passed to the callback)
+    RuleRow = tuple[int, str, str, bool, list[tuple[int, bool, int]] | None, int, list[str]]
+    # a contextual lexer: (its regexes, keyword maps by terminal, newline kinds, ignored kinds)
+    LexerRow = tuple[list[str], dict[str, dict[str, str]], list[str], list[str]]
+
+    class Tables(TypedDict):
+        """The fast path's tables, as `extract_tables` makes them and the cache keeps them."""
+
+        format: int
+        terminals: list[str]
+        start: int
+        end: int
+        actions: list[dict[str, int]]  # per state: terminal or rule -> >= 0 shift/goto, < 0 ~reduce rule
+        rules: list[RuleRow]
+        lexers: list[LexerRow]
+        lexer_of: list[int]  # per state: its lexer
+        grammar: NotRequired[str]
+        lark: NotRequired[str]
 
 TABLES_FORMAT = 1  # bump when the layout of the tables below changes
 
@@ -77,7 +99,7 @@ class Unsupported(Exception):
     a callback that would build a tree): parse with Lark."""
 
 
-def extract_tables(parser: Lark) -> dict[str, Any]:
+def extract_tables(parser: Lark) -> Tables:
     """The fast path's tables, as plain data, from Lark's parser (its LALR table, its contextual lexer's
     regexes, its tree builder's child filters). Raises Unsupported if they are not the expected shape."""
     # Lark is imported only when the tables are made, never on a cold start:
@@ -97,8 +119,8 @@ def extract_tables(parser: Lark) -> dict[str, Any]:
     if conf.callbacks:
         raise Unsupported("lexer callbacks")
 
-    rules: list[tuple] = []
-    index: dict[Any, int] = {}
+    rules: list[RuleRow] = []
+    index: dict[object, int] = {}  # Lark's rule -> its number
     for rule, chain in builders:
         expand1 = False
         include: list[tuple[int, bool, int]] | None = None
@@ -129,7 +151,7 @@ def extract_tables(parser: Lark) -> dict[str, Any]:
             row[term] = arg if action is Shift else ~index[arg]  # >= 0: shift or goto; < 0: reduce
         actions.append(row)
 
-    lexers: list[tuple] = []
+    lexers: list[LexerRow] = []
     lexer_ids: dict[int, int] = {}
     lexer_of = []
     for state in range(len(states)):
@@ -151,7 +173,7 @@ def extract_tables(parser: Lark) -> dict[str, Any]:
             lexers.append((patterns, unless, sorted(basic.newline_types), sorted(basic.ignore_types)))
         lexer_of.append(lexer_ids[id(basic)])
 
-    return _plain({
+    return cast("Tables", _plain({
         "format": TABLES_FORMAT,
         "terminals": sorted(t.name for t in parser.terminals),
         "start": table.start_states["start"],
@@ -160,10 +182,10 @@ def extract_tables(parser: Lark) -> dict[str, Any]:
         "rules": rules,
         "lexers": lexers,
         "lexer_of": lexer_of,
-    })
+    }))
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> object:
     """`value` made of exact builtin types, as marshal requires (a Lark built from the grammar, rather than
     loaded from its cache, names its rules with Tokens, which are str subclasses)."""
     if value is None or isinstance(value, bool):
@@ -181,13 +203,13 @@ def _plain(value: Any) -> Any:
     raise Unsupported(f"unexpected {type(value).__name__} in the tables")
 
 
-def _load_tables(grammar: str, fresh: bool = False) -> dict[str, Any]:
+def _load_tables(grammar: str, fresh: bool = False) -> Tables:
     """The tables from the cache if it holds them for this grammar, Lark and Python (and not `fresh`); else
     made from Lark's parser and written to the cache (atomically: a reader never sees half a file)."""
     return load_tables(grammar, fresh)[0]
 
 
-def load_tables(grammar: str, fresh: bool = False) -> tuple[dict[str, Any], str]:
+def load_tables(grammar: str, fresh: bool = False) -> tuple[Tables, str]:
     """`_load_tables`, and where the tables came from, in words: "cached" (read from the cache), "made and
     cached", or "made, not cached: <why>"."""
     fingerprint = lark_fingerprint()
@@ -206,7 +228,7 @@ def load_tables(grammar: str, fresh: bool = False) -> tuple[dict[str, Any], str]
         except (OSError, EOFError, ValueError, TypeError):  # missing, or not ours: make it again
             pass
     data = extract_tables(get_parser()[0])
-    data.update(grammar=grammar, lark=fingerprint)
+    data["grammar"], data["lark"] = grammar, fingerprint
     if target is None:
         return data, "made, not cached: no private cache directory"
     temporary = f"{target}.{os.getpid()}.{threading.get_ident()}.tmp"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gradcalc.autograd.inspection import (
     BackwardCall,
@@ -38,7 +38,7 @@ from gradcalc.autograd.inspection import (
     version_key,
 )
 
-from ...errors import Interrupted, SyntaxProblem
+from ...errors import GradcalcError, Interrupted, SyntaxProblem
 from ..names import Names, quoted
 from . import where as places  # (`places.place`: one function says where a statement is)
 from .rebound import told
@@ -46,8 +46,17 @@ from .report import Report, owned
 from .style import Style
 from .where import at, statement
 
+if TYPE_CHECKING:
+    from gradcalc.autograd.graph import Node
 
-def explain_error(err: Any, frame: Any, interp: Any) -> Report:
+    from ...core.frames import Frame
+    from .rebound import Rebinding
+
+# a teller's answer: the lines, once the style is known
+Build = Callable[[Style], list[str]]
+
+
+def explain_error(err: GradcalcError | None, frame: Frame, interp: object) -> Report:
     """The report on the session's last error (`err`, a GradcalcError, or None when there was none)."""
     if err is None:
         return Report("error", "no_error", lambda s: [
@@ -72,12 +81,12 @@ def explain_error(err: Any, frame: Any, interp: Any) -> Report:
     return Report("error", "other", lambda s: [_head(err, where, s), *_general(err, failing)], line=_line(err))
 
 
-def _line(err: Any) -> int | None:
+def _line(err: GradcalcError) -> int | None:
     loc = getattr(err, "loc", None)
     return loc.line if loc is not None and loc.line > 0 else None
 
 
-def _where(err: Any) -> str:
+def _where(err: GradcalcError) -> str:
     loc = getattr(err, "loc", None)
     if loc is None or loc.line <= 0:
         return ""
@@ -87,12 +96,12 @@ def _where(err: Any) -> str:
     return f"{name}:{loc.line}:{loc.column}"
 
 
-def _head(err: Any, where: str, s: Style) -> str:
+def _head(err: GradcalcError, where: str, s: Style) -> str:
     text = f"error at {where}: " if where else "error: "
     return s.warn(text) + err.message
 
 
-def _source_line(err: Any) -> str | None:
+def _source_line(err: GradcalcError) -> str | None:
     loc, source = getattr(err, "loc", None), getattr(err, "source", None)
     if loc is None or source is None or loc.line <= 0:
         return None
@@ -100,7 +109,7 @@ def _source_line(err: Any) -> str | None:
     return lines[loc.line - 1].strip() if loc.line <= len(lines) else None
 
 
-def _general(err: Any, failing: Any) -> list[str]:
+def _general(err: GradcalcError, failing: object) -> list[str]:
     lines = []
     text = _source_line(err)
     if failing is not None:
@@ -117,14 +126,14 @@ def _general(err: Any, failing: Any) -> list[str]:
     return lines
 
 
-def _rebound(err: Any, r: Any, s: Style) -> list[str]:
+def _rebound(err: GradcalcError, r: Rebinding, s: Style) -> list[str]:
     failing = getattr(err, "origin", None)
     where = statement(failing) if failing is not None else "the statement"
     return [f"What happened: {where} read {s.name(r.name + '.grad')}, which is None, and computed with it.",
             *told(r, s)]
 
 
-def _interrupted(err: Any, failing: Any) -> list[str]:
+def _interrupted(err: GradcalcError, failing: object) -> list[str]:
     """Ctrl-C (LANGUAGE.md section 6): which statement it stopped, and that it changed nothing."""
     where = statement(failing) if failing is not None else "the program"
     if getattr(err, "finished", False) and failing is None:
@@ -151,17 +160,17 @@ def _interrupted(err: Any, failing: Any) -> list[str]:
     ]
 
 
-def _made(node: Any) -> str:
+def _made(node: Node) -> str:
     o = origin(node)
     return f"`{node.name()}`" + (f" made {at(o)}" if o is not None else "")
 
 
-def _node_names(node: Any, names: Names) -> list[str]:
+def _node_names(node: Node, names: Names) -> list[str]:
     return names.of_output(node)
 
 
 # -- the tellers: (the reason, the failing statement's origin, names, interp) -> (style -> lines) ------------
-def _freed(info: Freed, failing: Any, names: Names, interp: Any) -> Any:
+def _freed(info: Freed, failing: object, names: Names, interp: object) -> Build:
     node = info.node
     who = _node_names(node, names)
     kept_names = saved_names(node, tensors_only=True)
@@ -220,7 +229,7 @@ def _with_retain_graph(text: str) -> str:
     return ""
 
 
-def _version(info: VersionMismatch, failing: Any, names: Names, interp: Any) -> Any:
+def _version(info: VersionMismatch, failing: object, names: Names, interp: object) -> Build:
     t, node = info.tensor, info.node
     saved_v, now = info.saved_version, info.version
     who = names.sharing(t)
@@ -260,7 +269,7 @@ def _version(info: VersionMismatch, failing: Any, names: Names, interp: Any) -> 
     return build
 
 
-def _new_tensor_fix(change: Any, name: str | None) -> str:
+def _new_tensor_fix(change: object, name: str | None) -> str:
     """How to write an in-place change as one that makes a new tensor."""
     text = getattr(change, "text", "") or ""
     m = re.fullmatch(r"(\w+)\s*([-+*/])=\s*(.+)", text)
@@ -273,7 +282,7 @@ def _new_tensor_fix(change: Any, name: str | None) -> str:
     return f"change a copy, `{target} = {target}.clone()` before the change (the graph keeps the old tensor)"
 
 
-def _leaf_inplace(info: LeafInPlace, failing: Any, names: Names, interp: Any) -> Any:
+def _leaf_inplace(info: LeafInPlace, failing: object, names: Names, interp: object) -> Build:
     t, view = info.tensor, info.view
     who = names.of(t)
     name = who[0] if who else "the leaf"
@@ -297,7 +306,7 @@ def _leaf_inplace(info: LeafInPlace, failing: Any, names: Names, interp: Any) ->
     return build
 
 
-def _nonscalar(info: NonScalar, failing: Any, names: Names, interp: Any) -> Any:
+def _nonscalar(info: NonScalar, failing: object, names: Names, interp: object) -> Build:
     t, what = info.tensor, info.what or "backward"
     who = names.of(t)
     name = who[0] if who else "the output"
@@ -319,7 +328,7 @@ def _nonscalar(info: NonScalar, failing: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _no_grad_output(info: NoGradOutput, failing: Any, names: Names, interp: Any) -> Any:
+def _no_grad_output(info: NoGradOutput, failing: object, names: Names, interp: object) -> Build:
     t, what = info.tensor, info.what or "backward"
     who = names.of(t)
 
@@ -335,7 +344,7 @@ def _no_grad_output(info: NoGradOutput, failing: Any, names: Names, interp: Any)
     return build
 
 
-def _unused(info: Unused, failing: Any, names: Names, interp: Any) -> Any:
+def _unused(info: Unused, failing: object, names: Names, interp: object) -> Build:
     k, t = info.index, info.tensor
     who = names.of(t)
 
@@ -352,7 +361,7 @@ def _unused(info: Unused, failing: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-def _input_no_grad(info: InputNoGrad, failing: Any, names: Names, interp: Any) -> Any:
+def _input_no_grad(info: InputNoGrad, failing: object, names: Names, interp: object) -> Build:
     k, t = info.index, info.tensor
     who = names.of(t)
 
@@ -371,7 +380,7 @@ def _input_no_grad(info: InputNoGrad, failing: Any, names: Names, interp: Any) -
     return build
 
 
-def _inference_saved(info: InferenceSaved, failing: Any, names: Names, interp: Any) -> Any:
+def _inference_saved(info: InferenceSaved, failing: object, names: Names, interp: object) -> Build:
     t = info.tensor
     who = names.of(t)
     name = who[0] if who else "it"
@@ -389,7 +398,7 @@ def _inference_saved(info: InferenceSaved, failing: Any, names: Names, interp: A
     return build
 
 
-def _inference_inplace(info: InferenceInPlace, failing: Any, names: Names, interp: Any) -> Any:
+def _inference_inplace(info: InferenceInPlace, failing: object, names: Names, interp: object) -> Build:
     t = info.tensor
     who = names.of(t)
     name = who[0] if who else "it"
@@ -407,7 +416,7 @@ def _inference_inplace(info: InferenceInPlace, failing: Any, names: Names, inter
     return build
 
 
-def _nan(info: NanGradient, failing: Any, names: Names, interp: Any) -> Any:
+def _nan(info: NanGradient, failing: object, names: Names, interp: object) -> Build:
     node, i, grads = info.node, info.index, info.grads or ()
     edges = inputs(node)
     edge = edges[i] if i < len(edges) else None
@@ -430,7 +439,7 @@ def _nan(info: NanGradient, failing: Any, names: Names, interp: Any) -> Any:
     return build
 
 
-TELLERS: dict[type[ErrorReason], Callable[..., Callable[[Style], list[str]]]] = {
+TELLERS: dict[type[ErrorReason], Callable[..., Build]] = {
     Freed: _freed,
     VersionMismatch: _version,
     LeafInPlace: _leaf_inplace,

@@ -12,7 +12,7 @@ step (told.py).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gradcalc.autograd.inspection import (
     Edge,
@@ -39,6 +39,10 @@ from .style import Style, names_text
 from .told import Told
 from .where import made, number, short
 
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+    from gradcalc.autograd.graph import Node
+
 __all__ = ["Narration", "Recorder", "observe", "skipped_inputs", "snapshot"]
 
 
@@ -58,13 +62,13 @@ class Recorder:
                                            e.retained))
 
 
-def _entry(t: Any) -> Any:
+def _entry(t: Tensor) -> Node | None:
     """The node a gradient for `t` enters the graph at (None: it does not require grad)."""
     edge = edge_of(t)
     return None if edge is None else edge.node
 
 
-def skipped_inputs(roots: list[Any], names: Names) -> dict[int, dict[int, list[str]]]:
+def skipped_inputs(roots: list[Node], names: Names) -> dict[int, dict[int, list[str]]]:
     """Before the walk frees anything: for each node below `roots` with an input that needs no gradient,
     the names of that input when the node saved it (PyTorch's `self` is input 0, `other` input 1)."""
     out: dict[int, dict[int, list[str]]] = {}
@@ -87,7 +91,7 @@ class Step:
         self.run = run
         self.node = run.node
         self.grads: list[GradWritten] = []  # the .grads written just before it ran
-        self.results: list[tuple[int, Any]] = []  # grad(): (input number, value returned for it)
+        self.results: list[tuple[int, Tensor | None]] = []  # grad(): (input number, value returned for it)
         self.arrivals = 0  # how many gradients were added up into what the node received
 
 
@@ -95,9 +99,9 @@ class Narration(Told):
     """What one backward or grad() call did, ready to be told (`lines`) or listed (`objects`)."""
 
     def __init__(
-        self, recorder: Recorder, names: Names, *, kind: str, roots: list[tuple[Any, Any, str]],
-        flags: dict[str, Any], skipped: dict[int, dict[int, list[str]]], inputs: list[Any] | None = None,
-        results: tuple | None = None,
+        self, recorder: Recorder, names: Names, *, kind: str, roots: list[tuple[Tensor, Tensor | None, str]],
+        flags: dict[str, bool], skipped: dict[int, dict[int, list[str]]], inputs: list[Tensor] | None = None,
+        results: tuple[Tensor | None, ...] | None = None,
     ) -> None:
         self.names = names
         self.kind = kind  # "backward" or "grad"
@@ -133,7 +137,7 @@ class Narration(Told):
                         break
 
     # -- labels ------------------------------------------------------------------------------------
-    def _node_names(self, node: Any) -> list[str]:
+    def _node_names(self, node: Node) -> list[str]:
         out: list[str] = []
         for nr in range(num_outputs(node) or 1):
             for n in self.names.of_output(node, nr):
@@ -149,7 +153,7 @@ class Narration(Told):
         where = f" ({short(o)})" if o is not None else ""
         return style.node(edge.node.name()) + style.where(where)
 
-    def _tensor_label(self, t: Any) -> str | None:
+    def _tensor_label(self, t: Tensor) -> str | None:
         who = self.names.of(t)
         return who[0] if who else None
 
@@ -265,11 +269,11 @@ class Narration(Told):
         return out
 
     # -- json --------------------------------------------------------------------------------------
-    def objects(self) -> list[dict[str, Any]]:
-        def val(t: Any) -> Any:
+    def objects(self) -> list[dict[str, object]]:
+        def val(t: Tensor | None) -> object:
             return None if t is None else tensor_json(t)
 
-        out: list[dict[str, Any]] = []
+        out: list[dict[str, object]] = []
         for step in self.steps:
             run, node = step.run, step.node
             if run.executed:

@@ -27,11 +27,19 @@ from __future__ import annotations
 import re
 import warnings
 import weakref
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from gradcalc.autograd.graph import STAMP
 
 from .where import sentence, statement
+
+if TYPE_CHECKING:
+    from gradcalc import Tensor
+    from gradcalc.autograd.graph import Node
+
+    from ...core.frames import Frame
+    from ...errors import GradcalcError
+    from .style import Style
 
 WALK_LIMIT = 100_000  # nodes looked at when searching a graph for a rebinding (only when something was noted)
 
@@ -40,16 +48,16 @@ class Rebinding(NamedTuple):
     """An assignment that rebound `name` from a leaf to `node`'s output, a tensor computed from it."""
 
     name: str
-    origin: Any  # the assignment statement (lang/origin.py)
-    node: Any  # the node that made the new value
-    accumulator: Any  # the old leaf's AccumulateGrad node
+    origin: object  # the assignment statement (lang/origin.py)
+    node: Node  # the node that made the new value
+    accumulator: Node  # the old leaf's AccumulateGrad node
 
 
 # node that made the new value -> (name, statement, weak reference to the old leaf's AccumulateGrad)
-_NOTES: weakref.WeakKeyDictionary[Any, tuple[str, Any, Any]] = weakref.WeakKeyDictionary()
+_NOTES: weakref.WeakKeyDictionary[Node, tuple[str, object, weakref.ref[Node]]] = weakref.WeakKeyDictionary()
 
 
-def note(name: str, old: Any, new: Any) -> None:
+def note(name: str, old: Tensor, new: Tensor) -> None:
     """`name` was bound to the leaf `old` (which requires grad) and is now bound to the non-leaf `new`."""
     from gradcalc.autograd.inspection import edge_of  # (lazy: this module is on the start-up path, inspection is not)
 
@@ -59,7 +67,7 @@ def note(name: str, old: Any, new: Any) -> None:
     _NOTES[new.grad_fn] = (name, STAMP.origin, weakref.ref(edge.node))
 
 
-def find(t: Any, names: Any) -> Rebinding | None:
+def find(t: Tensor, names: list[str]) -> Rebinding | None:
     """The rebinding that made the non-leaf `t` (bound to one of `names`) out of a leaf of that name, if any."""
     root = t.grad_fn
     if root is None or not _NOTES or not names:
@@ -83,7 +91,7 @@ def find(t: Any, names: Any) -> Rebinding | None:
     return None
 
 
-def bound_name(t: Any, frame: Any) -> list[str]:
+def bound_name(t: Tensor, frame: Frame | None) -> list[str]:
     """The names bound to `t` in `frame` and the scopes around it (only those that notes were made for)."""
     noted = {entry[0] for entry in _NOTES.values()}
     out = []
@@ -138,7 +146,7 @@ class _LastNone:
     __slots__ = ("origin", "rebinding")
 
     def __init__(self) -> None:
-        self.origin: Any = None
+        self.origin: object = None
         self.rebinding: Rebinding | None = None
 
 
@@ -156,7 +164,7 @@ def fix(r: Rebinding) -> str:
     return in_place(getattr(r.origin, "text", ""), r.name)
 
 
-def told(r: Rebinding, s: Any) -> list[str]:
+def told(r: Rebinding, s: Style) -> list[str]:
     """The long form (explain T.grad, bare explain): what the assignment did, why .grad is None, the fix."""
     name = s.name(r.name)
     return [
@@ -178,7 +186,7 @@ def warning_text(r: Rebinding) -> str:
     return f"reading .grad of a non-leaf tensor, so this is None: {short(r)}"
 
 
-def read_grad(t: Any, frame: Any) -> Any:
+def read_grad(t: Tensor, frame: Frame) -> Tensor | None:
     """`T.grad` read by the language for a non-leaf T whose .grad is None: the engine's warning, or, for a
     rebound leaf, the language's warning saying so (the None remembered for the error that may follow)."""
     r = find(t, bound_name(t, frame)) if _NOTES else None
@@ -189,7 +197,7 @@ def read_grad(t: Any, frame: Any) -> Any:
     return None
 
 
-def annotate(exc: Any) -> None:
+def annotate(exc: GradcalcError) -> None:
     """An error in the statement that read a rebound leaf's `.grad` as None: say why it was None (when the
     message is about a none value) -- called by the block runner, only when `LAST_NONE.origin` is the
     failing statement."""

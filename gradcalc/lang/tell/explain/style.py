@@ -4,8 +4,6 @@ batch: the session says whether), several-line values indented under their line.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..render import plain, torch_repr
 
 BOLD = "\x1b[1m"
@@ -46,7 +44,7 @@ class Style:
         """What went wrong, or a value that is not what one hopes (NaN, freed)."""
         return self._paint(MAGENTA, text)
 
-    def value(self, v: Any, indent: int = 0) -> str:
+    def value(self, v: object, indent: int = 0) -> str:
         """A value as the session prints it; the lines after the first indented by `indent` spaces."""
         if v is None:
             return "None" if self.fmt == "torch" else "none"

@@ -11,7 +11,6 @@ one `Told` and hands its `render` to the session, which calls it with its `--for
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from .style import Style
 
@@ -23,7 +22,7 @@ class Told:
         """The text, one string per line."""
         raise NotImplementedError
 
-    def objects(self) -> list[dict[str, Any]]:
+    def objects(self) -> list[dict[str, object]]:
         """What `--format json` prints: one object per line."""
         raise NotImplementedError
 

@@ -20,10 +20,8 @@ In[5]`: the origin's `where()`, core/origin.py), and every phrase above follows.
 
 from __future__ import annotations
 
-from typing import Any
 
-
-def place(origin: Any) -> str | None:
+def place(origin: object) -> str | None:
     """Where the statement `origin` is (`line 4`); None for a one-line REPL input (its text is its place)
     and for what is not a statement of the language."""
     unit = getattr(origin, "unit", None)
@@ -34,18 +32,18 @@ def place(origin: Any) -> str | None:
     return where() if callable(where) else f"line {line}"
 
 
-def number(origin: Any) -> int | None:
+def number(origin: object) -> int | None:
     """The statement's line in its unit (JSON's `"line"`); None when unknown."""
     line = getattr(origin, "line", None)
     return line if isinstance(line, int) else None
 
 
-def _text(origin: Any) -> str | None:
+def _text(origin: object) -> str | None:
     text = getattr(origin, "text", None)
     return text if isinstance(text, str) else None
 
 
-def statement(origin: Any) -> str:
+def statement(origin: object) -> str:
     """`line 4 (`backward b`)`, or `` `backward b` `` for a one-line REPL input: where a statement is."""
     if origin is None:
         return "a statement"
@@ -56,14 +54,14 @@ def statement(origin: Any) -> str:
     return f"`{text}`" if where is None else f"{where} (`{text}`)"
 
 
-def at(origin: Any) -> str:
+def at(origin: object) -> str:
     """`at line 4 (`backward b`)`, or `in `backward b`` for a one-line REPL input: where something happened."""
     if origin is not None and _text(origin) is not None and place(origin) is None:
         return f"in {statement(origin)}"
     return f"at {statement(origin)}"
 
 
-def made(origin: Any) -> str:
+def made(origin: object) -> str:
     """`line 3: y = a * b`, or the text alone of a one-line REPL input: where a node was made."""
     text = _text(origin)
     if text is None:
@@ -72,7 +70,7 @@ def made(origin: Any) -> str:
     return text if where is None else f"{where}: {text}"
 
 
-def short(origin: Any) -> str:
+def short(origin: object) -> str:
     """`line 3`: a statement named in full before (the text of a one-line REPL input, which has no line)."""
     where = place(origin)
     return where if where is not None else made(origin)

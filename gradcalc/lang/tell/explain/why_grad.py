@@ -19,7 +19,7 @@ walk of that call's graph (`reaches`), done here, not during the backward.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.autograd.inspection import (
     CALLS_KEPT,
@@ -42,8 +42,11 @@ from .report import Report, owned
 from .style import Style
 from .where import at, sentence, statement
 
+if TYPE_CHECKING:
+    from gradcalc import Tensor
 
-def explain_grad(t: Any, names: Names, label: str, interp: Any) -> Report:
+
+def explain_grad(t: Tensor, names: Names, label: str, interp: object) -> Report:
     """The report on `t.grad` (`label` is how the program wrote T, for an unnamed T)."""
     who = names.of(t)
     name = who[0] if who else label
@@ -78,7 +81,7 @@ def _dot(name: str, s: Style) -> str:
     return s.name(f"{name}.grad")
 
 
-def _not_leaf(t: Any, name: str, calls: list[BackwardCall]) -> Report:
+def _not_leaf(t: Tensor, name: str, calls: list[BackwardCall]) -> Report:
     node = t.grad_fn
     o = origin(node)
     made = f"made by {node.name()}" + (f" {at(o)}" if o is not None else "")
@@ -100,7 +103,7 @@ def _not_leaf(t: Any, name: str, calls: list[BackwardCall]) -> Report:
     return Report("grad", "not_leaf", build)
 
 
-def _cleared(t: Any, name: str, cleared: GradSet, calls: list[BackwardCall]) -> Report:
+def _cleared(t: Tensor, name: str, cleared: GradSet, calls: list[BackwardCall]) -> Report:
     before = [c for c in calls if c.serial <= cleared.after_call and c.wrote_into(t)]
     text = getattr(cleared.origin, "text", "")
     how = "zero_grad" if text.startswith("zero_grad") else "an assignment"
@@ -117,7 +120,7 @@ def _cleared(t: Any, name: str, cleared: GradSet, calls: list[BackwardCall]) -> 
     return Report("grad", "cleared", build)
 
 
-def _no_backward(t: Any, name: str, calls: list[BackwardCall]) -> Report:
+def _no_backward(t: Tensor, name: str, calls: list[BackwardCall]) -> Report:
     grads = [c for c in calls if not c.accumulate and any(x is t for x in c.inputs)]
 
     def build(s: Style) -> list[str]:
@@ -131,7 +134,7 @@ def _no_backward(t: Any, name: str, calls: list[BackwardCall]) -> Report:
     return Report("grad", "no_backward", build)
 
 
-def _not_reached(t: Any, name: str, last: BackwardCall, names: Names) -> Report:
+def _not_reached(t: Tensor, name: str, last: BackwardCall, names: Names) -> Report:
     entry = edge_of(t, create=False)
     target = None if entry is None else entry.node
     roots = last.roots
@@ -176,7 +179,7 @@ def _calls_text(calls: list[BackwardCall]) -> str:
     return ", then ".join(parts)
 
 
-def _has_grad(t: Any, g: Any, name: str, calls: list[BackwardCall], interp: Any) -> Report:
+def _has_grad(t: Tensor, g: Tensor, name: str, calls: list[BackwardCall], interp: object) -> Report:
     cleared, writes = grad_writes(t)
     writes = [c for c in writes if owned(c.origin, interp)]
     if cleared is not None and not owned(cleared.origin, interp):
