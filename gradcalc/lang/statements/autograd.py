@@ -274,7 +274,7 @@ def translate_with(t: Translator, st: With) -> None:
     """`with no_grad:` is `with torch.no_grad():` (as written when it names its namespace)."""
     if st.prefix:
         (first, first_loc), *rest = st.prefix
-        node: Any = Name(first, first_loc)
+        node: Name | Attribute = Name(first, first_loc)
         for name, where in rest:
             node = Attribute(node, name, where)
         block = f"{t.value(node)}.{st.mode}"
