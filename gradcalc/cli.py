@@ -28,6 +28,7 @@ EXIT_PROGRAM_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 FORMATS = ("torch", "plain", "json")
+EXPORTS = ("torch", "notebook")  # gradcalc.export.FORMATS (not imported here: it is off the start-up path)
 DEFAULT_MAX_ELEMENTS = 2**27
 
 DESCRIPTION = """\
@@ -44,6 +45,8 @@ examples:
   echo 'x = 0.5 requires_grad; backward sin(x); x.grad' | gradcalc --format plain
   gradcalc --format json -e 'x = [1, 2] requires_grad; x * 2'
   gradcalc -i examples/newton.gc                 run a script, then explore its workspace in the REPL
+  gradcalc --export torch examples/newton.gc > newton.py     the same program as a PyTorch script
+  gradcalc --export notebook examples/pinn.gc > pinn.ipynb   as a notebook for the gradcalc kernel
 
 Values go to standard output; warnings and errors go to standard error as FILE:LINE:COL: error: MESSAGE.
 exit status: 0 when everything ran, 1 when the program had an error, 2 on a usage error,
@@ -141,6 +144,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="how values print: PyTorch reprs (torch, the default), bare numbers (plain), JSON lines (json)",
     )
     parser.add_argument(
+        "--export", choices=EXPORTS, metavar="{torch,notebook}",
+        help="print the program as a PyTorch script that prints what gradcalc prints (torch), or as a notebook"
+        " for the gradcalc kernel (notebook), instead of running it",
+    )
+    parser.add_argument(
         "--max-elements", type=_positive_int, default=DEFAULT_MAX_ELEMENTS, metavar="N",
         help=f"refuse to create a tensor of more than N elements (default {DEFAULT_MAX_ELEMENTS})",
     )
@@ -162,6 +170,7 @@ class _Arguments:
         self.keep_going = False
         self.format = "torch"
         self.max_elements = DEFAULT_MAX_ELEMENTS
+        self.export: str | None = None
 
 
 def quick_arguments(argv: Sequence[str]) -> _Arguments | None:
@@ -387,6 +396,8 @@ def _main(argv: Sequence[str] | None) -> int:
         source = decoded
 
     _prepare_streams()
+    if args.export is not None:
+        return _export(args, source, filename, what)
     from gradcalc.lang import Session
 
     repl = args.interactive or source is None
@@ -406,6 +417,32 @@ def _main(argv: Sequence[str] | None) -> int:
         if not args.interactive or session.quit_requested:
             return status
     return run_repl(session)
+
+
+def _export(args: Any, source: str | None, filename: str, what: str) -> int:
+    """`--export torch|notebook`: the program, translated, on standard output (a syntax error is reported as a
+    run reports it, exit status 1)."""
+    if args.interactive:
+        raise UsageError("--export writes a program out; it does not run it in the REPL (-i)", hint=True)
+    if args.format != "torch":  # the script prints PyTorch's reprs, as --format torch does
+        raise UsageError(f"--export writes a script that prints as --format torch does; --format {args.format}"
+                         " is for running the program", hint=True)
+    if source is None:
+        raise UsageError("--export needs a program: a FILE, -e TEXT, or standard input", hint=True)
+    if not source.strip():
+        _message(f"{PROG}: {what} is empty: nothing to export")
+        return EXIT_OK
+    from gradcalc.export import export_program
+    from gradcalc.lang.errors import GradcalcError, format_diagnostic
+
+    try:
+        text = export_program(source, filename, args.export)
+    except GradcalcError as exc:
+        shown = exc.filename or filename
+        _message(format_diagnostic("error", exc.message, shown, exc.loc, exc.source or source).rstrip("\n"))
+        return EXIT_PROGRAM_ERROR
+    sys.stdout.write(text)
+    return EXIT_OK
 
 
 def _silence_stdout() -> None:

@@ -20,8 +20,19 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from gradcalc import __version__
+
 NAME = "gradcalc"
 DISPLAY_NAME = "gradcalc"
+# The kernel's language_info (its kernel_info reply), which a notebook's metadata repeats (gradcalc/export)
+LANGUAGE_INFO = {
+    "name": "gradcalc",
+    "version": __version__,
+    "mimetype": "text/x-gradcalc",
+    "file_extension": ".gc",
+    "pygments_lexer": "gradcalc",  # the REPL's lexer, registered with Pygments (pyproject.toml)
+    "codemirror_mode": "python",  # the closest editor mode: comments, strings, blocks and keywords read alike
+}
 RESOURCES = Path(__file__).with_name("resources")
 LOGOS = ("logo-32x32.png", "logo-64x64.png", "logo-svg.svg")
 

@@ -26,16 +26,8 @@ from gradcalc import __version__
 
 from . import assist
 from .host import KernelSession
+from .install import LANGUAGE_INFO
 from .outputs import Outputs
-
-LANGUAGE_INFO = {
-    "name": "gradcalc",
-    "version": __version__,
-    "mimetype": "text/x-gradcalc",
-    "file_extension": ".gc",
-    "pygments_lexer": "gradcalc",  # the REPL's lexer, registered with Pygments (pyproject.toml)
-    "codemirror_mode": "python",  # the closest editor mode: comments, strings, blocks and keywords read alike
-}
 
 
 class GradcalcKernel(Kernel):

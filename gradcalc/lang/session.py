@@ -37,6 +37,7 @@ from .core.compiler import Compiler
 from .core.interpreter import Interpreter
 from .errors import DIM, RESET, STOPS, GradcalcError, Interrupted, Loc, SyntaxProblem, format_diagnostic
 from .limits import LIMITS
+from .syntax.ast import Stmt
 from .syntax.keywords import KEYWORDS
 from .syntax.parser import no_gc, parse
 from .syntax.source import Unit
@@ -93,6 +94,10 @@ class Session:
         self._stopping = False  # an interrupt was raised and has not been reported yet
         self._waited: Any = None  # the statement an interrupt let finish (it had begun changing state)
         self.interrupted = False  # the last `run` was stopped by an interrupt (the command line exits 130)
+        # the top-level statements that ran without an error (what `:export` writes): (record, its unit, where
+        # the unit's next top-level statement starts)
+        self.record: list[tuple[Stmt, Unit, Loc | None]] = []
+        self._body: list[Stmt] = []  # the top-level statements of the program running
 
     # -- the interface -----------------------------------------------------------------------------
     @property
@@ -240,7 +245,9 @@ class Session:
         try:
             with no_gc():  # the program and its closures are all kept: no collection need look at them
                 program = parse(source)
-                return self._interp.compile(program, unit)
+                steps = self._interp.compile(program, unit)
+                self._body = program.body
+                return steps
         except GradcalcError as exc:
             exc.filename, exc.source = unit.filename, unit.source
             exc.interactive = unit.interactive
@@ -251,11 +258,12 @@ class Session:
         interp = self._interp
         top = interp.top
         modes = save_state()  # between statements the modes are these: a failed statement leaves them so
-        for _, step in steps:
+        for k, (_, step) in enumerate(steps):
             if self.quit_requested:
                 break
             try:
                 step(top)
+                self._remember(k)
             except QuitRequested:
                 break
             except GradcalcError as exc:
@@ -271,6 +279,13 @@ class Session:
             finally:
                 interp.depth = 0
         return ok
+
+    def _remember(self, k: int) -> None:
+        """Top-level statement `k` of the program running ran without an error: `:export` writes it."""
+        body, unit = self._body, self._unit
+        st = body[k]
+        if unit is not None and not (type(st).__name__ == "Command" and st.name in ("export", "reset")):
+            self.record.append((st, unit, body[k + 1].loc if k + 1 < len(body) else None))
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -461,10 +476,25 @@ class Session:
 
     def _reset(self, arg: str) -> None:
         self._interp.reset()
+        self.record.clear()  # the session starts afresh: `:export` writes what follows
 
     def _quit(self, arg: str) -> None:
         self.quit_requested = True
         raise QuitRequested()
+
+    def _export(self, arg: str) -> None:
+        """`:export torch FILE.py`, `:export notebook FILE.ipynb`: the session so far (its statements that did not
+        fail) as a PyTorch script or a notebook, written through gradcalc/files.py; without FILE, printed."""
+        # (the export and the file writer are loaded when a session first exports: not on a cold start)
+        from gradcalc.export.session import export_command
+        from gradcalc.files import FileProblem  # (not on a cold start either)
+
+        try:
+            path = export_command(self.record, arg, lambda text: self._write(self.out, text))
+        except FileProblem as exc:
+            raise GradcalcError(exc.message) from None
+        if path is not None:
+            self.wrote(path)
 
     def _load(self, arg: str) -> None:
         path = arg.strip()

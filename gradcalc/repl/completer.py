@@ -14,6 +14,7 @@ from gradcalc.lang.syntax.keywords import COMMANDS as COMMAND_NAMES
 from gradcalc.repl.blocks import scan
 
 COMMANDS = tuple(":" + name for name in COMMAND_NAMES)  # the language's (gradcalc/lang/syntax/keywords.py)
+EXPORT_FORMATS = ("torch", "notebook")  # gradcalc.export.FORMATS (not imported: the REPL starts without it)
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 # `x.`, `x.gr`, `x.grad.ze`: a dotted name (not a number such as `3.`) followed by a partial attribute.
@@ -122,3 +123,12 @@ class GradcalcCompleter(Completer):
         if command == ":load":
             argument = argument.lstrip()
             yield from self._paths.get_completions(Document(argument, len(argument)), complete_event)
+        elif command == ":export":  # :export torch|notebook FILE
+            fmt, space, path = argument.lstrip().partition(" ")
+            if not space:
+                for name in EXPORT_FORMATS:
+                    if name.startswith(fmt):
+                        yield Completion(name, start_position=-len(fmt), display_meta="format")
+            else:
+                path = path.lstrip()
+                yield from self._paths.get_completions(Document(path, len(path)), complete_event)

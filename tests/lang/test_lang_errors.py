@@ -80,7 +80,7 @@ def syntax(source: str) -> tuple[str, str]:
         (
             ":frobnicate",
             "1:1",
-            "unknown command ':frobnicate'; the commands are :help, :vars, :reset, :load, :quit",
+            "unknown command ':frobnicate'; the commands are :help, :vars, :reset, :load, :export, :quit",
         ),
         (
             "x = 3 + 4 requires_grad requires_grad",

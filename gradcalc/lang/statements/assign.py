@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import OPERAND, VALUE
@@ -16,6 +18,9 @@ from ..tell.explain.rebound import note as note_rebinding
 from ..values.convert import as_tensor, describe
 from ..values.engine import ENGINE
 from ..values.failures import operator_error
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 IN_PLACE = {"+": "add_", "-": "sub_", "*": "mul_", "/": "div_"}
 
@@ -130,6 +135,24 @@ def compile_assign(c: Compiler, st: Assign) -> Closure:
     return run_many
 
 
+@translates(Assign)
+def translate_assign(t: Translator, st: Assign) -> None:
+    """`x = v`; `x = 3 requires_grad` is `x = torch.tensor(3., requires_grad=True)` (a literal) or
+    `x = (EXPR).requires_grad_()`; `g[mask] = 0` assigns the number."""
+    targets = " = ".join(t.target(x) for x in st.targets)
+    value = st.value
+    if st.requires_grad:
+        if t.is_literal_argument(value):
+            text = t.tensor_literal(value)[:-1] + ", requires_grad=True)"
+        else:
+            text = f"{t.postfix(value)}.requires_grad_()"
+    elif all(type(x) is A.Index for x in st.targets) and t.is_literal(value):
+        text = t.operand(value)  # a scalar fill, as the language's x[i] = 0 is
+    else:
+        text = t.value(value)
+    t.line(f"{targets} = {text}")
+
+
 @statement("aug_assign")  # aug_assign: test (AUG_ADD | AUG_SUB | AUG_MUL | AUG_DIV) test
 class AugAssign(Stmt):
     """`x += v` (also -= *= /=): in place on a tensor (`x.add_(v)`), a new value otherwise."""
@@ -194,6 +217,16 @@ def compile_aug_assign(c: Compiler, st: AugAssign) -> Closure:
     return run
 
 
+@translates(AugAssign)
+def translate_aug_assign(t: Translator, st: AugAssign) -> None:
+    """`x += v` is Python's (in place on a tensor); `x[i] += v` is `x[i] = x[i] + v`, as the language runs it."""
+    if isinstance(st.target, A.Index):
+        item = t.target(st.target)
+        t.line(f"{item} = {t.value(A.Chain(st.target, [(st.op, st.value, st.loc)], st.loc))}")
+        return
+    t.line(f"{t.target(st.target)} {st.op}= {t.operand(st.value)}")
+
+
 @statement("del_stmt")  # del_stmt: DEL exprlist
 class Del(Stmt):
     loc: Loc
@@ -224,3 +257,9 @@ def compile_del(c: Compiler, st: Del) -> Closure:
             del f.vars[name]
 
     return run
+
+
+@translates(Del)
+def translate_del(t: Translator, st: Del) -> None:
+    t.line("del " + ", ".join(t.name(n.id) for n in st.names))
+    t.forget([n.id for n in st.names])

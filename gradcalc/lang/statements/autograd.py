@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradcalc
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import ARG, OPERAND, VALUE
@@ -16,6 +17,9 @@ from ..values.builtins import manual_seed
 from ..values.convert import as_tensor, describe
 from ..values.engine import ENGINE
 from ..values.namespace import PREDEFINED_NAMESPACES, Namespace
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @rule("backward_flag")  # backward_flag: RETAIN_GRAPH | CREATE_GRAPH | GRADIENT [=] test | INPUTS [=] test
@@ -88,6 +92,16 @@ def compile_backward(c: Compiler, st: Backward) -> Closure:
     return run
 
 
+@translates(Backward)
+def translate_backward(t: Translator, st: Backward) -> None:
+    """`backward y retain_graph gradient g` is `y.backward(g, retain_graph=True)`."""
+    args = [t.as_tensor(st.gradient)] if st.gradient is not None else []
+    args += ["retain_graph=True"] * bool(st.retain_graph) + ["create_graph=True"] * bool(st.create_graph)
+    if st.inputs is not None:
+        args.append(f"inputs={t.argument_of(st.inputs)}")
+    t.line(f"{t.postfix(st.expr)}.backward({', '.join(args)})")
+
+
 def _inputs(value: Any, loc: Loc | None) -> list[Any]:
     """`backward y inputs X`: X is a tensor or a list or tuple of tensors."""
     items = list(value) if isinstance(value, (list, tuple)) else [value]
@@ -136,6 +150,19 @@ def compile_zero_grad(c: Compiler, st: ZeroGrad) -> Closure:
     return _each_tensor(c, st.exprs, "zero_grad", _clear_grad)
 
 
+@translates(RetainGrad)
+def translate_retain_grad(t: Translator, st: RetainGrad) -> None:
+    for e in st.exprs:
+        t.line(f"{t.postfix(e)}.retain_grad()")
+
+
+@translates(ZeroGrad)
+def translate_zero_grad(t: Translator, st: ZeroGrad) -> None:
+    """`zero_grad x, w` sets each `.grad` to None (PyTorch's optimizer default)."""
+    for e in st.exprs:
+        t.line(f"{t.postfix(e)}.grad = None")
+
+
 @statement("graph_stmt")  # graph_stmt: GRAPH test [TO test]
 class Graph(Stmt):
     """`graph y` prints y's backward graph (names, shapes, values, grads, saved values); `graph y to
@@ -175,6 +202,14 @@ def compile_graph(c: Compiler, st: Graph) -> Closure:
     return run
 
 
+@translates(Graph)
+def translate_graph(t: Translator, st: Graph) -> None:
+    """A comment: the script draws no graph (torchviz's make_dot draws one from PyTorch)."""
+    what = "writes (or draws) the backward graph into that file" if st.path is not None else \
+        "prints the backward graph as a tree"
+    t.comment(f"{t.text(st)}: gradcalc {what} here")
+
+
 @statement("seed_stmt")  # seed_stmt: SEED test
 class Seed(Stmt):
     loc: Loc
@@ -189,6 +224,12 @@ def compile_seed(c: Compiler, st: Seed) -> Closure:
         manual_seed(ev(f))
 
     return run
+
+
+@translates(Seed)
+def translate_seed(t: Translator, st: Seed) -> None:
+    """`seed N` is `torch.manual_seed(N)` (PyTorch's stream: the draws that follow differ from gradcalc's)."""
+    t.line(f"torch.manual_seed({t.whole(st.expr)})")
 
 
 @statement("with_stmt")  # with_stmt: WITH (NAME ".")* grad_mode ("(" ")")? ":" suite
@@ -226,6 +267,21 @@ def compile_with(c: Compiler, st: With) -> Closure:
             return body(f)
 
     return run
+
+
+@translates(With)
+def translate_with(t: Translator, st: With) -> None:
+    """`with no_grad:` is `with torch.no_grad():` (as written when it names its namespace)."""
+    if st.prefix:
+        (first, first_loc), *rest = st.prefix
+        node: Name | Attribute = Name(first, first_loc)
+        for name, where in rest:
+            node = Attribute(node, name, where)
+        block = f"{t.value(node)}.{st.mode}"
+    else:
+        block = t.block_spelling(st.mode)
+    t.line(f"with {block}():")
+    t.block(st.body)
 
 
 def _namespace_check(c: Compiler, st: With) -> Callable[[Frame], None]:

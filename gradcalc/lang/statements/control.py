@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import VALUE
@@ -13,6 +15,9 @@ from ..syntax.ast import Block, Node, Stmt, record, rule, start_of, statement, t
 from ..syntax.keywords import check_name
 from ..values.convert import describe
 from ..values.engine import ENGINE
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @record
@@ -60,6 +65,16 @@ def compile_if(c: Compiler, st: If) -> Closure:
         return None
 
     return run
+
+
+@translates(If)
+def translate_if(t: Translator, st: If) -> None:
+    for k, branch in enumerate(st.branches):
+        t.line(f"{'elif' if k else 'if'} {t.value(branch.cond)}:")
+        t.block(branch.body)
+    if st.orelse:
+        t.line("else:")
+        t.block(st.orelse)
 
 
 @statement("for_stmt")  # for_stmt: FOR NAME ("," NAME)* IN testlist ":" suite
@@ -117,6 +132,12 @@ def compile_for(c: Compiler, st: For) -> Closure:
     return run
 
 
+@translates(For)
+def translate_for(t: Translator, st: For) -> None:
+    t.line(f"for {', '.join(t.name(n) for n in st.names)} in {t.iterable(st.iterable)}:")
+    t.block(st.body)
+
+
 @statement("while_stmt")  # while_stmt: WHILE test ":" suite
 class While(Stmt):
     loc: Loc
@@ -143,6 +164,12 @@ def compile_while(c: Compiler, st: While) -> Closure:
         return None
 
     return run
+
+
+@translates(While)
+def translate_while(t: Translator, st: While) -> None:
+    t.line(f"while {t.value(st.cond)}:")
+    t.block(st.body)
 
 
 @statement("break_stmt")  # BREAK -> break_stmt
@@ -193,3 +220,23 @@ def compile_return(c: Compiler, st: Return) -> Closure:
         return RETURN
 
     return run
+
+
+@translates(Break)
+def translate_break(t: Translator, st: Break) -> None:
+    t.line("break")
+
+
+@translates(Continue)
+def translate_continue(t: Translator, st: Continue) -> None:
+    t.line("continue")
+
+
+@translates(Pass)
+def translate_pass(t: Translator, st: Pass) -> None:
+    t.line("pass")
+
+
+@translates(Return)
+def translate_return(t: Translator, st: Return) -> None:
+    t.line("return" if st.value is None else f"return {t.value(st.value)}")

@@ -4,9 +4,10 @@ statement's record and its compile function."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import gradcalc
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import ARG, VALUE
@@ -19,7 +20,10 @@ from ..values.builtins import METHODS, Builtin, describe
 from ..values.engine import ENGINE
 from ..values.failures import error_from
 from ..values.functions import invoke_method
-from .autograd import Backward, prepare_backward
+from .autograd import Backward, prepare_backward, translate_backward
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 ACCEPTS = "`explain backward y [flags]`, `explain grad(...)`, `explain T.grad`, or `explain` alone (the last error)"
 
@@ -78,6 +82,31 @@ def compile_explain(c: Compiler, st: Explain) -> Closure:
     if kind == "method":
         return _compile_method_backward(c, target)
     return _compile_dot_grad(c, target)
+
+
+@translates(Explain)
+def translate_explain(t: Translator, st: Explain) -> None:
+    """`explain backward y` is the backward it runs, `explain grad(...)` the call it shows, each under a comment;
+    `explain T.grad` and `explain` alone are comments (the script tells nothing; T.grad becomes `_` and `ans`)."""
+    target = st.target
+    while isinstance(target, A.TupleExpr) and target.parens and len(target.items) == 1:
+        target = target.items[0]
+    text = t.text(st)
+    if target is None:
+        t.comment(f"{text}: gradcalc tells the last error in full here")
+        return
+    kind = None if isinstance(target, Backward) else _kind(target)
+    if kind == "dotgrad":
+        t.comment(f"{text}: gradcalc says here why this .grad is what it is")
+        t.line(f"{t.helper('_keep')}({t.value(target)})")  # the .grad becomes _ and ans, as gradcalc leaves it
+        return
+    t.comment(f"{text}: gradcalc narrates this backward pass step by step")
+    if isinstance(target, Backward):
+        translate_backward(t, target)
+    elif kind == "grad":
+        t.show(target)
+    else:
+        t.line(t.value(target))
 
 
 # -- explain backward y [flags] ---------------------------------------------------------------------------

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gradcalc.autograd.function import make_function
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import VALUE
@@ -17,6 +18,9 @@ from ..values.engine import ENGINE
 from ..values.functions import CustomFunction, UserFunction, bind_arguments
 from .assign import Assign
 from .control import For
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @rule("param")  # param: NAME [ASSIGN test]
@@ -80,6 +84,16 @@ def compile_def(c: Compiler, st: Def) -> Closure:
     return run
 
 
+@translates(Def)
+def translate_def(t: Translator, st: Def) -> None:
+    """`def f(a, b=2):` is Python's (a default is a value: `b=torch.tensor(2.)`); a name the body changes with
+    `+=` that is not its own is declared `global` (or `nonlocal`), as the language finds it outside."""
+    params = ", ".join(t.name(p.name) if p.default is None else f"{t.name(p.name)}={t.value(p.default)}"
+                       for p in st.params)
+    t.line(f"def {t.name(st.name)}({params}):")
+    t.function_body({p.name for p in st.params}, st.body)
+
+
 @statement("save_stmt")  # save_stmt: SAVE exprlist  (only in a function's forward block)
 class Save(Stmt):
     loc: Loc
@@ -106,6 +120,12 @@ def compile_save(c: Compiler, st: Save) -> Closure:
         f.saved.extend((name, fn(f)) for name, fn in names)
 
     return run
+
+
+@translates(Save)
+def translate_save(t: Translator, st: Save) -> None:
+    """`save a, b` is `ctx.save_for_backward(a, b)` (with what earlier `save`s of the block saved)."""
+    t.save([n.id for n in st.exprs])
 
 
 @rule("forward_block")  # forward_block: FORWARD ":" suite
@@ -220,3 +240,11 @@ def compile_function_def(c: Compiler, st: FunctionDef) -> Closure:
         f.vars[fname] = CustomFunction(fname, make_function(fname, forward_fn, backward_fn))
 
     return run
+
+
+@translates(FunctionDef)
+def translate_function_def(t: Translator, st: FunctionDef) -> None:
+    """`function f(x): forward: ... backward(g): ...` is a `torch.autograd.Function` subclass with static
+    `forward(ctx, x)` and `backward(ctx, g)` (the saved names unpacked from `ctx.saved_tensors`), and `f` its
+    `apply`."""
+    t.custom_function(st.name, st.params, st.forward, st.grad_params, st.backward)

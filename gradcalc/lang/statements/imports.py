@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.frames import Closure, Frame
@@ -14,6 +16,9 @@ from ..syntax.ast import Name, Stmt, rule, statement, token_loc
 from ..syntax.keywords import check_name
 from ..values.namespace import NAMESPACES
 from ..values.spaces import SPACES
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @rule("dotted_name")  # dotted_name: NAME ("." NAME)*
@@ -111,3 +116,21 @@ def compile_import(c: Compiler, st: Import) -> Closure:
             bind(f, value)
 
     return run
+
+
+@translates(Import)
+def translate_import(t: Translator, st: Import) -> None:
+    """Written as it is (it is PyTorch's), a name the script renames as it is renamed; an import of anything
+    but torch's modules is an error when it runs, as in the language."""
+    if any(value is None for _, value in t.import_bindings(st)):
+        t.line("raise ImportError('gradcalc can import only torch and its modules')")
+        return
+
+    def alias(name: str | None) -> str:
+        return "" if name is None else f" as {t.import_name(name)}"
+
+    if st.source:
+        names = ", ".join(path[0][0] + alias(name) for path, name, _ in st.items)
+        t.line(f"from {'.'.join(n for n, _ in st.source)} import {names}")
+    else:
+        t.line("import " + ", ".join(".".join(n for n, _ in path) + alias(name) for path, name, _ in st.items))

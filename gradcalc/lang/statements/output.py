@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import VALUE
@@ -10,6 +12,9 @@ from ..core.frames import Closure, Frame
 from ..errors import Loc, SyntaxProblem
 from ..syntax.ast import Call, Stmt, TupleExpr, start_of, statement, token_loc
 from ..syntax.keywords import COMMANDS
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @statement("expr_stmt")  # expr_stmt: testlist
@@ -36,6 +41,12 @@ def compile_expr_stmt(c: Compiler, st: ExprStmt) -> Closure:
     return run
 
 
+@translates(ExprStmt)
+def translate_expr_stmt(t: Translator, st: ExprStmt) -> None:
+    """`y` prints y as gradcalc does (the script's `_show`), and y becomes `_`/`ans`."""
+    t.show(st.expr)
+
+
 @statement("print_stmt")  # print_stmt: PRINT [exprlist]
 class Print(Stmt):
     loc: Loc
@@ -58,6 +69,12 @@ def compile_print(c: Compiler, st: Print) -> Closure:
         emit([fn(f) for fn in fns])
 
     return run
+
+
+@translates(Print)
+def translate_print(t: Translator, st: Print) -> None:
+    """`print a, b` is the script's `_print(a, b)`: strings as they are, values as gradcalc shows them."""
+    t.print_values(st.args)
 
 
 @statement("command")  # COMMAND -> command: `:help [topic]`, `:vars`, `:reset`, `:load FILE`, `:quit`
@@ -84,3 +101,24 @@ def compile_command(c: Compiler, st: Command) -> Closure:
         host.command(name, arg)
 
     return run
+
+
+# What a command does, for the comment that stands for it in an exported script
+COMMAND_NOTES = {
+    "help": "gradcalc's help (nothing runs)",
+    "vars": "gradcalc shows the workspace as a table here",
+    "export": "gradcalc exported the session here",
+}
+
+
+@translates(Command)
+def translate_command(t: Translator, st: Command) -> None:
+    """`:quit` ends the script; `:load FILE` is FILE's statements, written in its place; the others are comments."""
+    if st.name == "quit":
+        t.line("raise SystemExit  # :quit")
+    elif st.name == "load":
+        t.load(st.arg)
+    elif st.name == "reset":
+        t.reset()
+    else:
+        t.comment(f":{st.name} {st.arg}".rstrip() + f": {COMMAND_NOTES[st.name]}")

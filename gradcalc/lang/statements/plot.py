@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from gradcalc.export.registry import translates
 
 from ..core.compiler import Compiler, compiles
 from ..core.expressions import ARG, VALUE
@@ -16,6 +18,9 @@ from ..syntax.keywords import check_name
 from ..syntax.source import source_text
 from ..values.convert import describe
 from ..values.engine import ENGINE
+
+if TYPE_CHECKING:  # (the export's translator: the statements register their translations, not more)
+    from gradcalc.export.script import Translator
 
 
 @statement("plot_stmt")  # plot_stmt: PLOT testlist FOR NAME IN test [ORDER test] [TO test]
@@ -107,3 +112,10 @@ def compile_plot(c: Compiler, st: Plot) -> Closure:
 
     return run
 
+
+
+@translates(Plot)
+def translate_plot(t: Translator, st: Plot) -> None:
+    """A comment: the script draws nothing (matplotlib would, from the same functions)."""
+    where = "into that file" if st.path is not None else ""
+    t.comment(f"{t.text(st)}: gradcalc plots here{' ' + where if where else ''}")

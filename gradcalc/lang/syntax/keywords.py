@@ -17,7 +17,7 @@ SOFT_KEYWORDS: tuple[str, ...] = tuple(word for _, word, soft in keyword_termina
 KEYWORD_SET = frozenset(KEYWORDS)
 
 # The REPL's commands (`:help`, `:vars`, ...): the words a COMMAND token may start with, which the session runs.
-COMMANDS: tuple[str, ...] = ("help", "vars", "reset", "load", "quit")
+COMMANDS: tuple[str, ...] = ("help", "vars", "reset", "load", "export", "quit")
 
 # The keywords of a few rules, by what they are (for highlighting, `with`, and the namespaces' blocks):
 GRAD_MODES: tuple[str, ...] = rule_keywords("grad_mode")  # with no_grad: ... (also torch.no_grad())

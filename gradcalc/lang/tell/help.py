@@ -20,7 +20,7 @@ gradcalc: type expressions and statements; values print as PyTorch prints them.
   y = x ** 2 + sin(x)        record a graph
   backward y                 fill x.grad
   x.grad                     tensor(5.0100)
-Commands: :help [topic]  :vars  :reset  :load FILE  :quit
+Commands: :help [topic]  :vars  :reset  :load FILE  :export torch|notebook [FILE]  :quit
 {statements}
 Topics: {topics}
 """
@@ -167,11 +167,24 @@ train(), eval(); assign lin.weight = Parameter(t). An optimizer: step(), zero_gr
 opt.param_groups. :help NAME for each: Linear, Adam, mse_loss, ...""",
     "commands": """\
 :help [topic]  this help      :vars  the workspace as a table      :reset  forget every variable
-:load FILE     run a script into the workspace                    :quit   leave (also Ctrl-D)""",
+:load FILE     run a script into the workspace                    :quit   leave (also Ctrl-D)
+:export torch FILE.py      the session so far (its statements that did not fail) as a PyTorch script
+:export notebook FILE.ipynb    ... as a notebook for the gradcalc kernel (without FILE: printed here)""",
+    "export": """\
+Export: the session so far, or a script, as PyTorch code or a notebook.
+  :export torch session.py         a PyTorch script that prints what gradcalc printed (python session.py)
+  :export notebook session.ipynb   a notebook for the gradcalc kernel, one cell per statement or block
+  gradcalc --export torch FILE.gc  the same for a script file (on standard output)
+Only the statements that did not fail are written. Each statement becomes PyTorch's (backward y retain_graph
+is y.backward(retain_graph=True), x = 3 requires_grad is x = torch.tensor(3., requires_grad=True), with
+no_grad: is with torch.no_grad():); explain backward and explain grad(...) run there, the other explain forms,
+graph and plot are comments. Random numbers: PyTorch's stream is not gradcalc's (the values drawn differ).""",
 }
 
 # Other words that lead to a page.
 ALIASES: dict[str, str] = {
+    "notebook": "export",
+    ":export": "export",
     "leaf": "leaves",
     "is_leaf": "leaves",
     "requires_grad": "leaves",

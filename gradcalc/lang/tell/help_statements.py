@@ -56,7 +56,8 @@ ENTRIES: dict[str, Entry] = {
     "break_stmt": Entry("break", "leave the innermost loop"),
     "continue_stmt": Entry("continue", "go on with the loop's next step"),
     "pass_stmt": Entry("pass", "do nothing (an empty block)"),
-    "command": Entry(":help [topic]  :vars  :reset  :load FILE  :quit", "REPL commands", "commands", "commands"),
+    "command": Entry(":help [topic]  :vars  :reset  :load FILE  :export torch|notebook FILE  :quit", "REPL commands",
+                     "commands", "commands"),
     "if_stmt": Entry("if COND: ... [elif COND: ...] [else: ...]",
                      "run the first block whose condition is true (a boolean or a one-element tensor)"),
     "for_stmt": Entry("for x in EXPR: ...", "over range(n), a tensor's first dimension, a list or a tuple "
