@@ -23,6 +23,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):  # o
     os.environ.setdefault(_var, "1")
 
 import argparse  # noqa: E402
+import importlib  # noqa: E402
 import io  # noqa: E402
 import json  # noqa: E402
 import subprocess  # noqa: E402
@@ -175,9 +176,8 @@ def parse_and_lower(text: str) -> None:
         from gradcalc.lang.syntax.parser import parse
         from gradcalc.lang.syntax.source import Unit
     except ImportError:  # gradcalc before its language was in layers (an earlier --before)
-        from gradcalc.lang.runtime import Unit  # type: ignore[no-redef]
-
-        from gradcalc.lang.parser import parse  # type: ignore[no-redef]
+        parse = importlib.import_module("gradcalc.lang.parser").parse
+        Unit = importlib.import_module("gradcalc.lang.runtime").Unit
 
     program = parse(text)
     Session(out=io.StringIO())._interp.compile(program, Unit("big.gc", text))

@@ -25,6 +25,7 @@ from . import grad_mode, listen, provenance, temporaries
 from .grad_mode import state
 from .node import STAMP, AccumulateGrad, Node
 from .plan import check, reach
+from .saved import is_packed
 from .tensor import Tensor
 
 # The most elements one gradient array may hold (rows × elements of the largest gradient of one row): the
@@ -43,7 +44,7 @@ def rows(o: Tensor, inside: list[Tensor], chunk_size: int | None = None,
     n = o._data.size if seeds is None else seeds[0]
     if n == 0 or not o._requires_grad:
         return None
-    if (grad_mode.anomaly_seen and state.anomaly) or STAMP.packing or listen.current() is not None:
+    if (grad_mode.anomaly_seen and state.anomaly) or listen.current() is not None:
         return None
     where: dict[int, int] = {}
     for k, t in enumerate(inside):
@@ -107,6 +108,8 @@ def _graph(root: Node, where: dict[int, int]) -> dict[Node, int] | None:
             if leaf is None or id(leaf) not in where:
                 return None
         elif not node.batchable or node.num_outputs != 1 or node.user_code:
+            return None
+        if STAMP.packing and is_packed(node):  # its unpack hook runs once per backward: the loop runs them
             return None
     try:
         check(suspects, None)

@@ -381,3 +381,20 @@ def test_every_specs_batched_backward_matches_torch_jacrev(name: str) -> None:
         theirs = torch.func.jacrev(output, argnums=tuple(range(len(txs))))(*txs)
         for i, (o, t) in enumerate(zip(rows, theirs, strict=True)):
             np.testing.assert_allclose(o, t.numpy(), rtol=1e-9, atol=1e-11, err_msg=f"{name}: d out {k} / d in {i}")
+
+
+def test_saved_tensors_hooks_keep_the_batched_pass_off_only_their_own_graphs() -> None:
+    """A graph whose saved values a pack hook packed runs the loop (its unpack hook must run per backward, as
+    PyTorch's); once the hooks' block is left, a new graph takes the batched pass again."""
+    from gradcalc.autograd.graph import saved_tensors_hooks
+
+    x = gc.tensor([1.0, 2.0], dtype=gc.float64, requires_grad=True)
+    unpacked: list[int] = []
+    with saved_tensors_hooks(lambda t: t, lambda t: (unpacked.append(1), t)[1]):
+        packed = x.sin() * x
+    assert batched.rows(packed, [x]) is None
+    fresh = x.sin() * x
+    rows = batched.rows(fresh, [x])
+    assert rows is not None
+    xt = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    np.testing.assert_allclose(rows[0], torch.func.jacrev(lambda v: v.sin() * v)(xt).numpy(), rtol=1e-15)

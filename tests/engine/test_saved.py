@@ -92,7 +92,7 @@ PROGRAMS = {
 }
 # names PyTorch keeps that gradcalc's formulas do not need: (node name, saved name)
 NOT_KEPT = {
-    ("PowBackward1", "result"), ("PowBackward2", "exponent"),
+    ("PowBackward1", "result"),
     *(("MmBackward0", n) for n in ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
     *(("AddmmBackward0", n) for n in ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
 }
@@ -232,3 +232,24 @@ def test_a_saved_tensor_given_a_version_counter_after_saving_fails_before_the_wa
     with pytest.raises(RuntimeError, match="changed in place"):
         q.sum().backward()
     assert y.grad is None
+
+
+@pytest.mark.parametrize("base", [0, 0.0, 2.0, 0.5])
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_number_to_a_tensor_power_differentiates_as_pytorch(base: float, create_graph: bool) -> None:
+    """`base ** t` (PowBackward2): the exponent saved as PyTorch saves it, and for a base of 0 the gradient 0
+    where the exponent is >= 0 (PyTorch's limit; 0 * log(0) would be nan), -inf where it is negative."""
+    got = []
+    for L in (torch, gradcalc):
+        t = L.tensor([0.5, 0.0, -1.0, 2.0], dtype=L.float64, requires_grad=True)
+        y = base**t
+        exponent = y.grad_fn._saved_exponent.detach().numpy()  # (read before grad frees it)
+        (g,) = L.autograd.grad((y * L.tensor([1.0, 2.0, 3.0, 4.0], dtype=L.float64)).sum(), t,
+                               create_graph=create_graph)
+        got.append((y.detach().numpy(), g.detach().numpy(), exponent,
+                    type(g.grad_fn).__name__ if create_graph else None))
+    (ty, tg, te, tn), (gy, gg, ge, gn) = got
+    np.testing.assert_array_equal(gy, ty)
+    np.testing.assert_allclose(gg, tg, rtol=1e-15)
+    np.testing.assert_array_equal(ge, te)
+    assert gn == tn

@@ -60,7 +60,7 @@ UNCHECKED = {
 }
 # Saved values PyTorch keeps that gradcalc's formulas need not: (node name, saved name)
 NOT_KEPT = {
-    ("PowBackward1", "result"), ("PowBackward2", "exponent"),
+    ("PowBackward1", "result"),
     *(("MmBackward0", n) for n in ("self_sym_sizes", "self_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
     *(("AddmmBackward0", n) for n in ("mat1_sym_sizes", "mat1_sym_strides", "mat2_sym_sizes", "mat2_sym_strides")),
 }

@@ -6,6 +6,7 @@ A Python number operand is a constant: it gets no edge, and its gradient is neve
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -417,11 +418,19 @@ class PowBackward1(_Binary):
         return self.grads(ga, gb)
 
 
+def _exponent_factor(base: float, exponent: Tensor, out: Tensor) -> Tensor:
+    """d(base ** exponent)/d exponent = result * log(base); for a base of 0, 0 where exponent >= 0 (the limit, as
+    PyTorch's pow_backward_exponent takes it: 0 * log(0) would be nan), result * -inf elsewhere."""
+    if base != 0:
+        return mul_scalar(out, float(np.log(base)))
+    return where(exponent >= 0.0, 0.0, mul_scalar(out, -math.inf))
+
+
 @spec.node(
-    formula={"exponent": "grad * result * log(self)"},
-    saved={"self": SV.field("other"), "result": SV.tensor(0)},
-    jvp=lambda node, inputs, out, tangents: tangents[0] * mul_scalar(out, float(np.log(node.other))),
-    tangent="exponent_t * result * log(self)", batched=spec.BROADCASTS,
+    formula={"exponent": "grad * (self == 0 and exponent >= 0 ? 0 : result * log(self))"},
+    saved={"exponent": SV.tensor(0), "result": SV.tensor(1), "self": SV.field("other")},
+    jvp=lambda node, inputs, out, tangents: tangents[0] * _exponent_factor(node.other, inputs[0], out),
+    tangent="exponent_t * (self == 0 and exponent >= 0 ? 0 : result * log(self))", batched=spec.BROADCASTS,
 )
 class PowBackward2(_Binary):
     """number ** tensor: one edge, the exponent's."""
@@ -429,8 +438,16 @@ class PowBackward2(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        (out,) = self.unpack_saved(type(g) is not Tensor)
-        return (self.grads(None, g * mul_scalar(out, float(np.log(self.other))))[1],)
+        raw = type(g) is not Tensor
+        exponent, out = self.unpack_saved(raw)
+        base = float(self.other)
+        if not raw:
+            return (self.grads(None, g * _exponent_factor(base, exponent, out))[1],)
+        if base != 0:
+            return (self.grads(None, g * mul_scalar(out, float(np.log(base))))[1],)
+        with np.errstate(invalid="ignore"):  # 0 * -inf where the mask puts 0 anyway
+            factor = np.where(exponent >= 0, 0.0, out * -math.inf).astype(out.dtype, copy=False)
+        return (self.grads(None, g * factor)[1],)
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:
@@ -455,7 +472,7 @@ def pow(a: Any, b: Any) -> Tensor:
         out = result(integral_promoted(np.asarray(data), a, b), node)
         if node is not None:
             node.shapes, node.other = ((), _shape(b)), a
-            node.save(SavedOutput(out))
+            node.save(b, SavedOutput(out))
         return out
     return _binary(PowBackward1, a, b, data, (a, b), None)
 
