@@ -365,9 +365,22 @@ class Expressions:
 
     def plain_call(self, callee: str, node: Any) -> str:
         """A call whose arguments pass as they are written (a namespace's own function: `func.grad(f)`)."""
-        args = [self.sub(a, ARG, bare=True)[0] for a in node.args]
-        kwargs = [f"{k}={self.sub(v, ARG, bare=True)[0]}" for k, v in node.kwargs]
+        def arg(a: Any) -> str:
+            return self.number_tuple(a) if self.is_number_tuple(a) else self.sub(a, ARG, bare=True)[0]
+
+        args = [arg(a) for a in node.args]
+        kwargs = [f"{k}={arg(v)}" for k, v in node.kwargs]
         return f"{callee}({', '.join(args + kwargs)})"
+
+    @staticmethod
+    def is_number_tuple(node: Any) -> bool:
+        return type(node) is A.TupleExpr and any(type(i) is A.Num for i in node.items)
+
+    def number_tuple(self, node: Any) -> str:
+        """A tuple passed to a call, its numbers as Python numbers, as PyTorch code writes them (`in_dims=(None,
+        0)`, `betas=(0.9, 0.999)`): the callee reads them as the language's converter does."""
+        items = [number_text(i.value) if type(i) is A.Num else self.expr(i, ARG) for i in node.items]
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
 
     def user_call(self, callee: str, node: Any) -> str:
         """A call of a user's function (or a module, or a function a transform made): literals are tensors."""
@@ -390,6 +403,8 @@ class Expressions:
         """An argument made what its parameter's kind takes (convert.py): `T` a tensor, `L` tensors, `I` ints,
         `N` a number, `D` tensor data, `A` anything (a list literal a tensor), `F` a function; `P` (nn's
         other parameters) as written."""
+        if kind not in ("T", "L") and self.is_number_tuple(node):
+            return self.number_tuple(node), ATOM
         if type(node) is A.NumList and node.problem is None:
             if kind == "D":
                 return data_text(node.data), ATOM
