@@ -73,13 +73,17 @@ class AddmmBackward0(Node):
         gi = ga = gb = None
         if needs(self, 0):
             gi = sum_to(g if beta == 1 else mul_scalar(g, beta), self.in_shape)
-        if raw:
-            if needs(self, 1):
-                ga = g @ b.T if alpha == 1 else (g @ b.T) * alpha
-            if needs(self, 2):
-                gb = a.T @ g if alpha == 1 else (a.T @ g) * alpha
-            return (gi, ga, gb)
         ca, cb = self.column_major
+        if raw:  # the layout rule on arrays too: a column-major operand (a layer's w.t()) gets its gradient
+            # column-major, so that the weight's .grad is contiguous, as PyTorch's is (and the optimizer reads it
+            # in order)
+            if needs(self, 1):
+                ga = (b @ g.T).T if ca else g @ b.T
+                ga = ga if alpha == 1 else ga * alpha
+            if needs(self, 2):
+                gb = (g.T @ a).T if cb else a.T @ g
+                gb = gb if alpha == 1 else gb * alpha
+            return (gi, ga, gb)
         if needs(self, 1):
             ga = S.t(L.mm(b, S.t(g))) if ca else L.mm(g, S.t(b))
             ga = ga if alpha == 1 else mul_scalar(ga, alpha)
