@@ -21,6 +21,8 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+_ALL = slice(None)
+
 
 def out_size(size: int, kernel: int, stride: int, padding: int, dilation: int) -> int:
     """The number of windows along one spatial dimension (PyTorch's output size, floor mode)."""
@@ -155,6 +157,8 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride:
     c = w.shape[1] * groups
     kernel, out = w.shape[2:], g.shape[2:]
     length, k = math.prod(out), math.prod(kernel)
+    if all(st == 1 for st in stride) and np.isfinite(w).all():
+        return _input_grad_unit_stride(g, w, size, padding, dilation, groups)
     if gm is None:
         gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
     wt = np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2)  # (G, C/G·K, O/G)
@@ -174,4 +178,45 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride:
                           for i, d, st, m in zip(offset, dilation, stride, out, strict=True))
             buf[(slice(None), slice(None), *where)] += gcols[(slice(None), *offset)]
         np.copyto(gx[s:e], np.swapaxes(buf[(slice(None), slice(None), *crop)], 0, 1))
+    return gx
+
+
+def _input_grad_unit_stride(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], padding: tuple[int, ...],
+                            dilation: tuple[int, ...], groups: int) -> np.ndarray:
+    """`conv_input_grad` for a stride of 1, where the fold needs no strided adds: the gradient is widened with
+    zeros to the padded input's size in every spatial dim but the first, so that each kernel offset's columns land
+    on one contiguous run of the (flat) padded input, a shift away; one long add per offset, rather than one short
+    one per row. (The widened columns are zeros times the weight: only a finite weight keeps them zero, which the
+    caller checks.)"""
+    nd = len(size)
+    n, o = g.shape[:2]
+    c = w.shape[1] * groups
+    kernel, out = w.shape[2:], g.shape[2:]
+    full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
+    wide = (out[0], *full[1:])  # the gradient's positions on the padded input's grid (trailing dims widened)
+    lw, pf, k = math.prod(wide), math.prod(full), math.prod(kernel)
+    trail = [math.prod(full[i + 1:]) for i in range(nd)]  # the flat padded input's stride of each spatial dim
+    shifts = [sum(i * d * t for i, d, t in zip(offset, dilation, trail, strict=True))
+              for offset in itertools.product(*(range(kk) for kk in kernel))]
+    wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2))  # (G, C/G·K, O/G)
+    dtype = np.result_type(g, w)
+    step = _chunk(n, c * k * lw * g.itemsize)
+    gw = np.zeros((step, o, *wide), dtype=g.dtype)
+    inside = (_ALL, _ALL, *(slice(0, m) for m in out))
+    direct = not any(padding)
+    gx = np.zeros((n, c, *size), dtype=dtype) if direct else np.empty((n, c, *size), dtype=dtype)
+    crop = (_ALL, _ALL, *(slice(p, p + m) for p, m in zip(padding, size, strict=True)))
+    for s in range(0, n, step):
+        e = min(n, s + step)
+        piece = gw[: e - s]
+        piece[inside] = g[s:e]
+        gcols = np.matmul(wt, piece.reshape(e - s, groups, o // groups, lw))  # (n, G, C/G·K, lw)
+        gcols = gcols.reshape(e - s, c, k, lw)
+        buf = gx[s:e] if direct else np.zeros((e - s, c, *full), dtype=dtype)
+        flat = buf.reshape(e - s, c, pf)
+        for j, shift in enumerate(shifts):
+            span = min(lw, pf - shift)  # (past the end: only widened columns, zeros)
+            flat[:, :, shift: shift + span] += gcols[:, :, j, :span]
+        if not direct:
+            gx[s:e] = buf[crop]
     return gx
