@@ -52,6 +52,11 @@ def arguments(name: str, args: tuple, dims: tuple, params: dict) -> dict[str, tu
     return {n: (v, dims[positions[n]] if n in positions else None) for n, v in bound.arguments.items()}
 
 
+def positional(rest: list[Any], first: Any, second: Any) -> tuple[Any, Any]:
+    """The two parameters after a rule's tensor: as given by position (`rest`), else their keyword values."""
+    return (rest[0] if rest else first, rest[1] if len(rest) > 1 else second)
+
+
 def sample_shape(x: Any, d: Any) -> tuple[int, ...]:
     """The shape of one sample of `x` batched along `d` (None: `x` itself)."""
     shape = shape_of(x)
@@ -81,10 +86,7 @@ view_as_rule, reshape_as_rule, expand_as_rule = (_like_shape(n) for n in ("view_
 
 def flatten_rule(args: tuple, dims: tuple, start_dim: int = 0, end_dim: int = -1) -> tuple[Any, Any]:
     (x, *rest), (d, *_) = args, dims
-    if rest:
-        start_dim = rest[0]
-        if len(rest) > 1:
-            end_dim = rest[1]
+    start_dim, end_dim = positional(rest, start_dim, end_dim)
     x, rank = front(x, d)
     if rank == 0:
         return bind("reshape", x, (shape_of(x)[0], 1)), 0
@@ -136,10 +138,7 @@ def H_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:  # noqa: N802
 
 def select_rule(args: tuple, dims: tuple, dim: Any = None, index: Any = None) -> tuple[Any, Any]:
     (x, *rest), (d, *_) = args, dims
-    if rest:
-        dim = rest[0]
-        if len(rest) > 1:
-            index = rest[1]
+    dim, index = positional(rest, dim, index)
     x, rank = front(x, d)
     return bind("select", x, sample_dim(dim, rank), index), 0
 
@@ -327,10 +326,7 @@ def _over_all(name: str) -> S.BatchRule:
 
     def rule(args: tuple, dims: tuple, dim: Any = None, keepdim: bool = False, **params: Any) -> tuple[Any, Any]:
         (x, *rest), (d, *rd) = args, dims
-        if rest:
-            dim = rest[0]
-            if len(rest) > 1:
-                keepdim = rest[1]
+        dim, keepdim = positional(rest, dim, keepdim)
         if name in ("max", "min") and (isinstance(dim, Tensor) or "other" in params):  # elementwise
             other = params.pop("other", dim)
             od = rd[0] if rest and isinstance(rest[0], Tensor) else None
@@ -359,10 +355,7 @@ prod_rule, max_rule, min_rule, argmax_rule, argmin_rule = (_over_all(n) for n in
 def _boolean(name: str) -> S.BatchRule:
     def rule(args: tuple, dims: tuple, dim: Any = None, keepdim: bool = False) -> tuple[Any, Any]:
         (x, *rest), (d, *_) = args, dims
-        if rest:
-            dim = rest[0]
-            if len(rest) > 1:
-                keepdim = rest[1]
+        dim, keepdim = positional(rest, dim, keepdim)
         x, rank = front(x, d)
         if dim is None:
             return bind(name, bind("reshape", x, (shape_of(x)[0], -1)), 1), 0
@@ -404,10 +397,7 @@ var_rule, std_rule = _spread("var"), _spread("std")
 
 def logsumexp_rule(args: tuple, dims: tuple, dim: Any = _NO_DIM, keepdim: bool = False) -> tuple[Any, Any]:
     (x, *rest), (d, *_) = args, dims
-    if rest:
-        dim = rest[0]
-        if len(rest) > 1:
-            keepdim = rest[1]
+    dim, keepdim = positional(rest, dim, keepdim)
     x, rank = front(x, d)
     if rank == 0:
         return bind("logsumexp", bind("unsqueeze", x, 1), 1, keepdim=False), 0
@@ -419,10 +409,7 @@ def _along(name: str) -> S.BatchRule:
 
     def rule(args: tuple, dims: tuple, dim: Any = None, dtype: Any = None) -> tuple[Any, Any]:
         (x, *rest), (d, *_) = args, dims
-        if rest:
-            dim = rest[0]
-            if len(rest) > 1:
-                dtype = rest[1]
+        dim, dtype = positional(rest, dim, dtype)
         x, rank = front(x, d)
         if rank == 0:
             return bind("squeeze", bind(name, bind("unsqueeze", x, 1), 1, dtype), 1), 0
@@ -436,10 +423,7 @@ softmax_rule, log_softmax_rule = _along("softmax"), _along("log_softmax")
 
 def sort_rule(args: tuple, dims: tuple, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
     (x, *rest), (d, *_) = args, dims
-    if rest:
-        dim = rest[0]
-        if len(rest) > 1:
-            descending = rest[1]
+    dim, descending = positional(rest, dim, descending)
     x, rank = front(x, d)
     if rank == 0:
         return bind("sort", x, 0, descending, stable), (0, 0)
