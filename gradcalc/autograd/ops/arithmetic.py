@@ -418,11 +418,15 @@ class PowBackward1(_Binary):
         return self.grads(ga, gb)
 
 
-def _exponent_factor(base: float, exponent: Tensor, out: Tensor) -> Tensor:
+def _exponent_factor(base: float, exponent: Any, out: Any) -> Any:
     """d(base ** exponent)/d exponent = result * log(base); for a base of 0, 0 where exponent >= 0 (the limit, as
-    PyTorch's pow_backward_exponent takes it: 0 * log(0) would be nan), result * -inf elsewhere."""
+    PyTorch's pow_backward_exponent takes it: 0 * log(0) would be nan), result * -inf elsewhere. Tensors, or a
+    plain backward's arrays."""
     if base != 0:
         return mul_scalar(out, float(np.log(base)))
+    if type(out) is not Tensor:
+        with np.errstate(invalid="ignore"):  # 0 * -inf where the mask puts 0 anyway
+            return np.where(exponent >= 0, 0.0, out * -math.inf).astype(out.dtype, copy=False)
     return where(exponent >= 0.0, 0.0, mul_scalar(out, -math.inf))
 
 
@@ -438,16 +442,8 @@ class PowBackward2(_Binary):
     __slots__ = ()
 
     def apply(self, g: Tensor) -> tuple:
-        raw = type(g) is not Tensor
-        exponent, out = self.unpack_saved(raw)
-        base = float(self.other)
-        if not raw:
-            return (self.grads(None, g * _exponent_factor(base, exponent, out))[1],)
-        if base != 0:
-            return (self.grads(None, g * mul_scalar(out, float(np.log(base))))[1],)
-        with np.errstate(invalid="ignore"):  # 0 * -inf where the mask puts 0 anyway
-            factor = np.where(exponent >= 0, 0.0, out * -math.inf).astype(out.dtype, copy=False)
-        return (self.grads(None, g * factor)[1],)
+        exponent, out = self.unpack_saved(type(g) is not Tensor)
+        return (self.grads(None, g * _exponent_factor(float(self.other), exponent, out))[1],)
 
 
 def _zero_base(a: Tensor, b: Tensor) -> Tensor:
