@@ -11,7 +11,7 @@ the time of the forward pass.
 
 So, after a young collection during which the engine made many nodes (`MADE_AT` or more: most of what
 survived is graph), the young generations are moved to the oldest one at once (gc.freeze, then gc.unfreeze,
-as lang/parser/collector.py does for a long program). There they are collected by every full collection as any
+as lang/syntax/parser/collector.py does for a long program). There they are collected by every full collection as any
 old object is, but they are not counted as promoted, so they do not bring the next one forward. Bounded: at
 most about as many objects as the last full collection kept (`OBJECTS_PER_NODE` per node made, at least
 `FLOOR`) move this way between two full collections; then the collector's usual bookkeeping resumes and the

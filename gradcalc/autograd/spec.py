@@ -16,7 +16,7 @@ Everything else is derived from them, at class creation or at registration and n
 attributes the hot paths and the walks read (`saved_names` and its `_saved_<name>` properties, `batchable`,
 `apply_batched`, `jvp_rule`, which forward_ad.py calls), the functions, methods and in-place methods
 (ops/__init__.py installs every OpSpec, and those registered later through `listen`), the language's built-ins
-(lang/builtins.py listens too), and the tests' tables (`OPS`, `NODES`). `of(node)` gives a node's spec, for a
+(lang/values/builtins.py listens too), and the tests' tables (`OPS`, `NODES`). `of(node)` gives a node's spec, for a
 front end to show its formula.
 """
 
