@@ -1,4 +1,4 @@
-"""Expressions as PyTorch: each lowered expression record (gradcalc/lang/ast.py) written as Python source over
+"""Expressions as PyTorch: each lowered expression record (gradcalc/lang/syntax/ast.py) written as Python source over
 `torch`, with the language's meaning (LANGUAGE.md §1, §3; the compiler's contexts):
 
 - a number literal is `torch.tensor(3.)` as a value, a Python number as an operand (`x ** 2`), as an index and

@@ -260,7 +260,7 @@ def compile_with(c: Compiler, st: With) -> Closure:
     factory = factories[st.mode]
     check = _namespace_check(c, st) if st.prefix else None
 
-    def run(f: Frame) -> Any:  # anomaly mode names the statement by the nodes' origins (lang/origin.py)
+    def run(f: Frame) -> Any:  # anomaly mode names the statement by the nodes' origins (lang/core/origin.py)
         if check is not None:
             check(f)
         with factory():
