@@ -8,9 +8,10 @@ from typing import Any
 import numpy as np
 
 from . import forward_ad, grad_mode, spec
-from .engine import run_backward, warn_create_graph_cycle
+from .engine import run_backward, run_plan, warn_create_graph_cycle
 from .grad_mode import BACKWARD_IN_TRANSFORM, state
-from .plan import roots_of, unused_error
+from .node import STAMP
+from .plan import plan_one, roots_of, unused_error
 from .reasons import worded
 from .tensor import Tensor
 
@@ -106,6 +107,25 @@ def grad(
     in PyTorch; `is_grads_batched` takes the first dim of every grad_output as a batch of cotangents (one batched
     pass, as PyTorch's vmap over them).
     """
+    if (type(outputs) is Tensor and type(inputs) is Tensor and grad_outputs is None and type(create_graph) is bool
+            and (retain_graph is None or type(retain_graph) is bool) and (allow_unused is None or type(allow_unused)
+            is bool) and not (is_grads_batched or materialize_grads) and STAMP.origin is None
+            and outputs._requires_grad and outputs._data.size == 1):
+        # one output with an implied gradient, one input: the commonest call (a second derivative makes two),
+        # planned by plan_one, with none of the lists and checks below (roots_of's implied gradient, inline)
+        if grad_mode.forward_seen and forward_ad._pending:
+            forward_ad.force_pending()
+        d = outputs._data
+        one = np.array(1, d.dtype)
+        g = Tensor._make(one if not d.ndim else one.reshape(d.shape), False, None)
+        found = run_plan(plan_one(outputs, g, inputs, bool(allow_unused)),
+                         create_graph if retain_graph is None else retain_graph, create_graph, False)[0]  # type: ignore[index]
+        if found is None:
+            if not allow_unused:  # reached, but no gradient arrived
+                raise unused_error(0, inputs)
+        elif not create_graph and found._requires_grad:
+            found = found.detach()
+        return (found,)
     if isinstance(inputs, dict):
         found = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph,
                      allow_unused=allow_unused, materialize_grads=materialize_grads)

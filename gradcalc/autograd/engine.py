@@ -37,7 +37,7 @@ from .plan import (
 )
 from .tensor import Tensor
 
-__all__ = ["roots_of", "run_backward", "unused_error", "warn_create_graph_cycle"]
+__all__ = ["roots_of", "run_backward", "run_plan", "unused_error", "warn_create_graph_cycle"]
 
 
 def run_backward(
@@ -51,11 +51,15 @@ def run_backward(
 ) -> list[Tensor | None] | None:
     """Run the pass. With `accumulate`, add gradients into leaves' `.grad` (only into `inputs` when given);
     otherwise return the gradients that reach `inputs` (None for an input no gradient reached)."""
-    origin = STAMP.origin  # a front end running: it keeps a record of this call (provenance.py)
-    if origin is not None:
+    if STAMP.origin is not None:  # a front end running: it keeps a record of this call (provenance.py)
         provenance.touched.clear()
-    plan = Plan(roots, inputs, accumulate, allow_unused)
+    return run_plan(Plan(roots, inputs, accumulate, allow_unused), retain_graph, create_graph, accumulate)
 
+
+def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: bool) -> list[Tensor | None] | None:
+    """Run a planned pass (`run_backward`'s second half; grad() of one output and one input plans its own,
+    plan.plan_one): the walk that suits it, with the thread's grad-mode state set for the walk and restored."""
+    origin = STAMP.origin
     anomaly = grad_mode.anomaly_seen and state.anomaly and state.check_nan
     # user code may run during the walk (a hook, a custom Function, an observer), or anomaly mode may stop
     # it: then the instrumented walk, in PyTorch's order, which undoes what it did when it fails
@@ -70,7 +74,10 @@ def run_backward(
     want = None if plan.needed is None else plan.wanted()
     recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
     record = bool(create_graph)
-    if recording is not record or releasing is not release or wanted is not want:  # (thread-local writes cost)
+    # thread-local writes cost more than the rest of a small grad(): made, and undone, only when they change
+    # something, or when user code runs in the walk (it may change them: they are restored after it too)
+    changes = recording is not record or releasing is not release or wanted is not want or instrumented
+    if changes:
         state.grad_enabled, state.releasing, state.wanted = record, release, want
     try:
         if instrumented:
@@ -81,10 +88,11 @@ def run_backward(
             if held is not None:
                 held.commit(plan.stored, create_graph)
     finally:
-        state.grad_enabled, state.releasing = recording, releasing
-        state.wanted = wanted
+        if changes:
+            state.grad_enabled, state.releasing = recording, releasing
+            state.wanted = wanted
     if origin is not None:
-        provenance.ran(origin, plan.root_nodes, accumulate, retain_graph, create_graph, inputs)
+        provenance.ran(origin, plan.root_nodes, accumulate, retain_graph, create_graph, plan.inputs)
     return plan.captured if not accumulate else None
 
 
@@ -127,7 +135,10 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                     fill_retained(node, tensors(grads), stored, create_graph)
             if capture and node in capture:
                 for nr, k in capture[node]:
-                    captured[k] = tensors(grads) if node.num_outputs == 1 else tensors(grads)[nr]
+                    if type(grads) is Tensor:  # (grad()'s commonest: one output, recorded under create_graph)
+                        captured[k] = grads
+                    else:
+                        captured[k] = tensors(grads) if node.num_outputs == 1 else tensors(grads)[nr]
             if type(node) is AccumulateGrad:
                 if accumulate and (wanted_leaves is None or node in wanted_leaves):
                     if held is not None:

@@ -207,8 +207,14 @@ class Node:
             return ()
         if saved is NOTHING:
             return saved
-        out = []
         versions = self._versions
+        if not raw and versions is None:  # the tensors themselves, when none was ever changed in place
+            for t in saved:
+                if t is not None and (t._vc is not None or type(t) is not Tensor):
+                    break
+            else:
+                return saved
+        out = []
         empty = 0  # the empty slots, kept when freeing
         for i, t in enumerate(saved):
             if t is None:

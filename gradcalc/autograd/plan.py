@@ -235,6 +235,48 @@ class Plan:
         return None if needed is None else needed | set(self.capture)
 
 
+def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
+    """`Plan([(out, g)], [inp], accumulate=False, allow_unused)` for grad() of one output with respect to one
+    input, the commonest call (a second derivative makes two): the same fields in fewer steps, without the
+    loops over roots and inputs. `out` requires grad (roots_of's check); anything rarer than one output of a
+    node with one output, and an input that does not require grad (its error), takes Plan's steps.
+    tests/engine/test_plan.py compares every field with Plan's over many graphs."""
+    node = out.grad_fn
+    if node is None:
+        node = out._accumulate_node()
+    if node.num_outputs != 1 or not inp._requires_grad:
+        return Plan([(out, g)], [inp], False, allow_unused)
+    deps = {node: 0}
+    suspects = reach([node], deps)
+    target = inp.grad_fn
+    if target is None:
+        target, nr = inp._accumulate_node(), 0
+    else:
+        nr = inp._output_nr
+    needed = None
+    if type(target) is AccumulateGrad:  # _all_leaves_wanted, for one target
+        for n in deps:
+            if type(n) is AccumulateGrad and n is not target:
+                needed = _leading_to({target}, deps, [node])
+                break
+    else:
+        needed = _leading_to({target}, deps, [node])
+    if not allow_unused and target not in deps:
+        raise unused_error(0, inp)
+    plan = _new(Plan)
+    plan.root_edges, plan.root_nodes, plan.deps, plan.buffers, plan.stored = [node], [node], deps, {node: g}, {
+        id(g._data)}
+    plan.suspects, plan.inputs, plan.allow_unused, plan.wanted_leaves, plan.needed = (
+        suspects, [inp], allow_unused, None, needed)
+    plan.capture, plan.captured = {target: [(nr, 0)]}, [None]
+    if suspects:
+        check(suspects, needed)
+    return plan
+
+
+_new = object.__new__
+
+
 def _all_leaves_wanted(capture: dict[Node, Any], deps: dict[Node, int]) -> bool:
     """Whether every target is a leaf and every leaf of the graph is a target."""
     for node in capture:

@@ -264,10 +264,10 @@ class MulBackward0(_Binary):
         a, b = self.unpack_saved(raw)
         gb = ga = None
         if second is not None:
-            gb = times(a, g) if raw else g * a
+            gb = times(a, g) if raw else mul(g, a)
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
         if first is not None:
-            ga = times(b, g) if raw else g * b
+            ga = times(b, g) if raw else mul(g, b)
         return self.grads(ga, gb)
 
 
@@ -376,10 +376,13 @@ class PowBackward0(_Binary):
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:
-        (x,) = self.unpack_saved(type(g) is not Tensor)
+        raw = type(g) is not Tensor
+        (x,) = self.unpack_saved(raw)
         p = self.other
         if p == 0:
             return (g * 0.0,)
+        if not raw:  # recorded: the functions themselves, not the operators (a call through a slot costs more)
+            return (mul(g, mul_scalar(pow(x, p - 1), p)),)
         f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))
         x = None
         return (times(f, g),)
