@@ -264,10 +264,10 @@ class MulBackward0(_Binary):
         a, b = self.unpack_saved(raw)
         gb = ga = None
         if second is not None:
-            gb = times(a, g) if raw else mul(g, a)
+            gb = times(a, g) if raw else _mul(g, a) if type(g) is Tensor and type(a) is Tensor else g * a
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
         if first is not None:
-            ga = times(b, g) if raw else mul(g, b)
+            ga = times(b, g) if raw else _mul(g, b) if type(g) is Tensor and type(b) is Tensor else g * b
         return self.grads(ga, gb)
 
 
@@ -295,6 +295,9 @@ def mul(a: Any, b: Any) -> Tensor:
     # each input's gradient needs the other input: save only what will be needed
     save = (a if b._requires_grad else None, b if a._requires_grad else None)
     return _binary(MulBackward0, a, b, data, save, None)
+
+
+_mul = spec.raw_of(mul)  # the function as written, for formulas on plain tensors (no vmap dispatch)
 
 
 def _div_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
@@ -381,8 +384,10 @@ class PowBackward0(_Binary):
         p = self.other
         if p == 0:
             return (g * 0.0,)
-        if not raw:  # recorded: the functions themselves, not the operators (a call through a slot costs more)
-            return (mul(g, mul_scalar(pow(x, p - 1), p)),)
+        if not raw:  # recorded: tensors take the functions as written (an operator's slot costs more)
+            if type(x) is Tensor and type(g) is Tensor:
+                return (_mul(g, mul_scalar(_pow(x, p - 1), p)),)
+            return (g * mul_scalar(x ** (p - 1), p),)  # (batched tensors: their own operators)
         f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))
         x = None
         return (times(f, g),)
@@ -474,6 +479,9 @@ def pow(a: Any, b: Any) -> Tensor:
             node.save(b, SavedOutput(out))
         return out
     return _binary(PowBackward1, a, b, data, (a, b), None)
+
+
+_pow = spec.raw_of(pow)  # as _mul
 
 
 # -- floor division and remainder ----------------------------------------------------------------------

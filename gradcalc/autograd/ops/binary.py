@@ -117,9 +117,12 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         node.shapes = None
     else:
         so = data.shape
-        sa = a._data.shape if type(a) is Tensor else ()
-        sb = b._data.shape if type(b) is Tensor else ()
-        node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
+        if so:
+            sa = a._data.shape if type(a) is Tensor else ()
+            sb = b._data.shape if type(b) is Tensor else ()
+            node.shapes = None if sa == so and (sb == so or not tb) else (sa, sb)
+        else:  # a 0-d result: both inputs were 0-d
+            node.shapes = None
     node.other = other
     node._versions = None
     node._saved = save
