@@ -426,8 +426,15 @@ def setitem(self: Tensor, idx: Any, value: Any) -> None:
             f"writing at a list, tensor or mask index needs a value of the tensor's dtype "
             f"({self._data.dtype}), not {value._data.dtype}: convert it first, e.g. with .to(x.dtype)"
         )
+    # the elements written are a view, which may share memory with the value's, not partly; at integer
+    # indices (PyTorch's index_put_), no memory at all; under a mask, a single value is read once (masked_fill_)
+    if plan.adv is None:
+        I.check_overlap(plan.locate(self._data), value, "setitem")
+    elif not (isinstance(value, Tensor) and not value._data.ndim
+              and all(isinstance(a, np.ndarray) and a.dtype.kind == "b" for a in plan.adv)):
+        I.check_overlap(plan.locate(self._data), value, "setitem", full=True)
     cls = CopySlices if plan.steps else IndexPutBackward0
-    I.apply_inplace(self, lambda t: write(t, plan, value, cls), "setitem", value)
+    I.apply_inplace(self, lambda t: write(t, plan, value, cls), "setitem", value, overlap=False)
 
 
 METHODS = {"__setitem__": setitem}

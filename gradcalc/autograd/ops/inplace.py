@@ -26,6 +26,7 @@ from ..hooks import move_retained
 from ..interrupts import GUARD
 from ..node import STAMP, Node
 from ..provenance import failure
+from ..reasons import worded
 from ..tensor import Tensor, version_of
 from . import arithmetic as A
 from .core import _CATEGORY, broadcast_message, needs, record, result
@@ -69,6 +70,43 @@ def check_inplace(t: Tensor, what: str) -> None:
         )
 
 
+try:  # NumPy 2's place for it; NumPy 1.26 (the oldest we take) has it at the top
+    from numpy.lib.array_utils import byte_bounds
+except ImportError:  # pragma: no cover
+    byte_bounds = np.byte_bounds  # type: ignore[attr-defined]
+
+OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.")
+
+
+def check_overlap(out: np.ndarray, source: Any, what: str, full: bool = False) -> None:
+    """PyTorch's `assert_no_partial_overlap` for an in-place change: a tensor it reads may be the very one it
+    writes (`x += x`, same elements in the same layout), or share no memory with it, but not share only some
+    of it (`x += x[0]`, `x[1:] += x[:-1]`), where the result would depend on the order of the writes. With
+    `full`, PyTorch's `assert_no_overlap` (a write at integer indices, `x[[0]] = v`): no memory shared at all.
+    As PyTorch's test: only tensors that are dense in memory are compared (others are "too hard": let through)."""
+    if not isinstance(source, Tensor):
+        return
+    data = source._data
+    if data is out and not full:
+        return
+    base, other_base = out.base, data.base  # (NumPy gives a view of a view the first array as its base)
+    if (out if base is None else base) is not (data if other_base is None else other_base):
+        return
+    if not out.size or not data.size:
+        return
+    low, high = byte_bounds(out)
+    other_low, other_high = byte_bounds(data)
+    if high - low != out.nbytes or other_high - other_low != data.nbytes:
+        return
+    if not full and low == other_low and high == other_high and out.strides == data.strides:
+        return
+    if low < other_high and other_low < high:
+        raise worded(OVERLAP, f"{what}: a tensor it reads shares some of its memory with the tensor it writes "
+                     "(views of the same values), so what it reads would change as it is written; read from a "
+                     ".clone() of it")
+
+
 def _alias(t: Tensor) -> Tensor:
     """The tensor as it is before the change: same place in the graph, its own copy of the values (and
     its tangents, under forward mode)."""
@@ -80,12 +118,19 @@ def _alias(t: Tensor) -> Tensor:
 
 
 def apply_inplace(
-    t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *others: Any, cast_check: bool = False
+    t: Tensor, compute: Callable[[Tensor], Tensor], what: str, *others: Any, cast_check: bool = False,
+    overlap: bool = True,
 ) -> Tensor:
     """Run `compute` out of place and write its result into `t`. With `cast_check` (an operation whose
     result dtype follows its operands, as `add_` or `sin_`), a result of a higher kind than `t`'s dtype
-    (float into an integer or bool tensor, integer into bool) is refused, as PyTorch refuses it."""
+    (float into an integer or bool tensor, integer into bool) is refused, as PyTorch refuses it. With
+    `overlap`, a tensor among `others` that shares only part of `t`'s memory is refused (`check_overlap`;
+    a caller that writes only part of `t`, as `x[i] = v`, checks that part itself)."""
     check_inplace(t, what)
+    if overlap:
+        for o in others:
+            if isinstance(o, Tensor):
+                check_overlap(t._data, o, what)
     if grad_mode.forward_seen and forward_ad._pending:  # tangents read values this change overwrites
         forward_ad.force_pending()
     recording = state.grad_enabled and (
@@ -181,6 +226,7 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
         def method(self: Tensor, other: Any, alpha: Any = 1) -> Tensor:
             if ufunc is not None and alpha == 1 and _in_numpy(self, other):
                 check_inplace(self, name)
+                check_overlap(self._data, other, name)
                 GUARD.changing = STAMP.origin
                 ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
                 counter = version_of(self)
@@ -195,6 +241,7 @@ def _method(op: Callable[..., Tensor], name: str, ufunc: np.ufunc | None = None)
         def method(self: Tensor, other: Any) -> Tensor:  # type: ignore[misc]
             if ufunc is not None and _in_numpy(self, other):
                 check_inplace(self, name)
+                check_overlap(self._data, other, name)
                 GUARD.changing = STAMP.origin
                 ufunc(self._data, other._data if type(other) is Tensor else other, out=self._data)
                 counter = version_of(self)
@@ -240,7 +287,7 @@ def fill_(self: Tensor, value: Any) -> Tensor:
         node = record(cls, t, value) if cls is FillBackward3 else record(cls, t)  # a number has no edge
         return result(np.full_like(t._data, v), node)
 
-    return apply_inplace(self, compute, "fill_", value)
+    return apply_inplace(self, compute, "fill_", value, overlap=False)  # (a value is one number, read first)
 
 
 @spec.node(formula={"self": "zeros_like(grad)"}, jvp=lambda node, inputs, out, tangents: None,
