@@ -72,6 +72,7 @@ DIFFERENT_VALUE: set[tuple[str, str]] = set()
 DIFFERENT_IN = {
     ("remainder", "MulBackward0", "self"): "the divisor's gradient -grad * (self // other): gradcalc detaches the "
     "floor division, so the product saves no factor for it; PyTorch keeps an edge to it",
+    ("fmod", "MulBackward0", "self"): "the divisor's gradient -grad * trunc(self / other): as remainder's",
 }
 # Where a graph part from PyTorch's, (sample, graph) -> the first nodes that differ, (gradcalc's, PyTorch's): the
 # graphs a create_graph gradient records are PyTorch's in their node names up to these (then the walk stops there)
@@ -94,6 +95,7 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("min", 1): {("WhereBackward0", "ScatterBackward0")},
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("remainder", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
+    ("fmod", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
     # tensor ** tensor: PyTorch's where() for a zero exponent masks with a constant that needs no edge
     ("pow", 1): {("MulBackward0", "None")},
 }
@@ -163,7 +165,8 @@ def test_class_attributes_come_from_the_spec() -> None:
 
 
 def test_every_operation_has_a_sample() -> None:
-    assert {name for name, op in spec.OPS.items() if op.sample is None} == {"floor_divide"}
+    # (those without a derivative: backward through their NotImplemented node is an error)
+    assert {name for name, op in spec.OPS.items() if op.sample is None} == {"floor_divide", "heaviside"}
 
 
 # -- the samples against PyTorch ----------------------------------------------------------------------------------
@@ -180,7 +183,8 @@ def _outputs(y: Any) -> list:
 
 
 def _np(t: Any) -> np.ndarray:
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.detach()._data)
+    # (force: PyTorch's zero gradients of sgn, a ZeroTensor, convert only so)
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else np.asarray(t.detach()._data)
 
 
 def _close(ours: Any, theirs: Any, what: str) -> None:

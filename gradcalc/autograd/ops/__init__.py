@@ -39,7 +39,9 @@ from . import (
     losses,
     nn,
     normalization,
+    pointwise,
     pooling,
+    predicates,
     random,
     reductions,
     reorder,
@@ -56,7 +58,7 @@ from . import (
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
     reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
-    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
+    normalization, batch_norm, dropout, embedding, smooth_losses, divergence, pointwise, predicates,
 )
 
 
