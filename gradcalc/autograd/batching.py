@@ -28,7 +28,7 @@ from .batched_tensor import BatchedTensor, shape_of
 from .dispatch import bind, to_front
 from .tensor import Tensor
 
-__all__ = ["bind", "pointwise", "pointwise_binary", "pointwise_unary", "reduction", "vmap"]
+__all__ = ["bind", "matrices", "pointwise", "pointwise_binary", "pointwise_unary", "reduction", "vmap"]
 
 vmap = D.vmap  # the core of vmap (gradcalc.func.vmap is PyTorch's API on it)
 
@@ -145,6 +145,16 @@ def reduction(name: str) -> S.BatchRule:
                 return bind(name, bind("unsqueeze", x, 1), 1, keepdim=False, **params), 0
             return bind(name, x, over, keepdim=keepdim, **params), 0
         return bind(name, x, dims_arg(dim, rank), keepdim=keepdim, **params), 0
+
+    return rule
+
+
+def matrices(name: str) -> S.BatchRule:
+    """The rule of an operation on the last two dims of one tensor that takes any leading dims as a batch of
+    matrices (det, inverse): the batch dimension first."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        return bind(name, to_front(args[0], dims[0]), *args[1:], **params), 0
 
     return rule
 

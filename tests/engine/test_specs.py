@@ -96,6 +96,10 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("remainder", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
     ("fmod", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
+    # det's gradient: gradcalc multiplies by the inverse, PyTorch solves with the saved LU (linalg_solve)
+    ("det", 1): {("MulBackward0", "LinalgSolveExBackward0")},
+    ("det", 2): {("MulBackward0", "LinalgSolveExBackward0")},
+    ("inverse", 2): {("ViewBackward0", "ReshapeAliasBackward0")},  # as matmul's
     # tensor ** tensor: PyTorch's where() for a zero exponent masks with a constant that needs no edge
     ("pow", 1): {("MulBackward0", "None")},
 }
@@ -232,7 +236,10 @@ def _names(node: Any) -> set[str]:
 def _value(v: Any) -> Any:
     if isinstance(v, (torch.Tensor, gc.Tensor)):
         d = _np(v)
-        return ("tensor", d.shape, (d if d.dtype == bool else np.round(d, 9)).tolist())
+        # (NaN as a string: saved values with NaN, nan_to_num's input, compare equal)
+        values = (d if d.dtype == bool else np.round(d, 9)).tolist() if d.dtype == bool or not np.isnan(d).any() \
+            else np.where(np.isnan(d), "nan", np.round(d, 9).astype(str)).tolist()
+        return ("tensor", d.shape, values)
     if isinstance(v, tuple):
         return tuple(_value(x) for x in v)
     if isinstance(v, float) and v.is_integer():

@@ -34,6 +34,7 @@ from . import (
     encoding,
     indexing,
     inplace,
+    inverses,
     joins,
     linalg,
     losses,
@@ -59,6 +60,7 @@ MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
     reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
     normalization, batch_norm, dropout, embedding, smooth_losses, divergence, pointwise, predicates,
+    inverses,
 )
 
 
