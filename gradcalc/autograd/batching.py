@@ -227,7 +227,8 @@ def random(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
 # -- the rules of the functions and methods that are not an OpSpec's ------------------------------------------------
 for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "isclose"):
     D.NAMED[_name] = pointwise(_name)
-for _name in ("logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "detach", "float", "double", "long", "int", "bool", "half", "to", "type",
+for _name in ("logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+              "detach", "float", "double", "long", "int", "bool", "half", "to", "type",
               "type_as", "cpu", "contiguous", "zeros_like", "ones_like", "full_like", "empty_like", "square"):
     D.NAMED[_name] = pointwise_unary(_name)
 

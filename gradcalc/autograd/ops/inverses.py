@@ -167,7 +167,11 @@ def inverse(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name
         error = singular_error(lu, "linalg.inv")
         if error is not None:
             raise error
-    data = np.linalg.inv(d) if d.size else d.copy()
+    try:
+        data = np.linalg.inv(d) if d.size else d.copy()
+    except np.linalg.LinAlgError:  # LAPACK's own factorisation met an exact zero where ours did not
+        raise LinAlgError(f"linalg.inv: The diagonal element {d.shape[-1]} is zero, the inversion could not be "
+                          "completed because the input matrix is singular.") from None
     node = record(LinalgInvExBackward0, A)
     out = result(np.asarray(data, dtype=d.dtype), node)
     if node is not None:

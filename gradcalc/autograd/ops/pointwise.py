@@ -20,7 +20,7 @@ from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from .arithmetic import NotImplemented_, div, mul, sub
 from .binary import add_scalar, mul_scalar, plus
-from .core import broadcast_error, needs, record, result
+from .core import broadcast_error, broadcast_message, needs, record, result
 from .elementwise import masked_fill, promoted
 from .sums import sum_to
 from .unary import exp, reciprocal, trunc
@@ -47,12 +47,11 @@ def _arrays(name: str, xs: tuple[Tensor, ...], floating: bool = False) -> tuple[
     dtype = promoted(*(x._data for x in xs))
     if floating and dtype.kind != "f":
         kind = {"b": "Bool", "i": "Long" if dtype.itemsize == 8 else "Int", "u": "Byte"}[dtype.kind]
-        raise NotImplementedError(f'"{name}_cpu" not implemented for \'{kind}\'')
+        raise NotImplementedError(f'"{name}" not implemented for \'{kind}\'')
     arrays = tuple(x._data.astype(dtype, copy=False) for x in xs)
-    try:
-        np.broadcast_shapes(*(a.shape for a in arrays))
-    except ValueError as exc:
-        raise broadcast_error(exc, *xs) from None
+    message = broadcast_message([a.shape for a in arrays])
+    if message is not None:
+        raise RuntimeError(message)
     return arrays
 
 
