@@ -57,7 +57,7 @@ def is_tensor(obj: object) -> builtins.bool:
 
 
 __all__ = [
-    "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "nn", "optim", "vmap", "inference_mode",
+    "DType", "Size", "Tensor", "autograd", "enable_grad", "func", "linalg", "nn", "optim", "vmap", "inference_mode",
     "is_anomaly_check_nan_enabled", "is_anomaly_enabled", "is_grad_enabled", "is_inference_mode_enabled", "no_grad",
     "set_grad_enabled", "get_printoptions", "printoptions", "set_printoptions", "accelerator", "backends", "cuda",
     "float64", "float32", "int64", "double", "long", *_FUNCTIONS, *_CREATION, *_RANDOM,
@@ -66,7 +66,7 @@ __all__ = [
 
 # The function transforms, modules and optimizers load on first use: a plain run (`gradcalc -e '1 + 1'`)
 # needs none of them, and importing them would cost every cold start.
-_LAZY = {"func": "gradcalc.func", "nn": "gradcalc.nn", "optim": "gradcalc.optim"}
+_LAZY = {"func": "gradcalc.func", "linalg": "gradcalc.linalg", "nn": "gradcalc.nn", "optim": "gradcalc.optim"}
 
 
 def __getattr__(name: str) -> object:

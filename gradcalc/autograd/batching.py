@@ -28,7 +28,7 @@ from .batched_tensor import BatchedTensor, shape_of
 from .dispatch import bind, to_front
 from .tensor import Tensor
 
-__all__ = ["bind", "pointwise", "pointwise_binary", "pointwise_unary", "reduction", "vmap"]
+__all__ = ["bind", "matrices", "pointwise", "pointwise_binary", "pointwise_unary", "reduction", "vmap"]
 
 vmap = D.vmap  # the core of vmap (gradcalc.func.vmap is PyTorch's API on it)
 
@@ -149,6 +149,16 @@ def reduction(name: str) -> S.BatchRule:
     return rule
 
 
+def matrices(name: str) -> S.BatchRule:
+    """The rule of an operation on the last two dims of one tensor that takes any leading dims as a batch of
+    matrices (det, inverse): the batch dimension first."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        return bind(name, to_front(args[0], dims[0]), *args[1:], **params), 0
+
+    return rule
+
+
 def movedim_rule(args: tuple, dims: tuple, source: Any = None, destination: Any = None) -> tuple[Any, Any]:
     (x, *rest), (d, *_) = args, dims
     if rest:
@@ -215,9 +225,10 @@ def random(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
 
 
 # -- the rules of the functions and methods that are not an OpSpec's ------------------------------------------------
-for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or"):
+for _name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "isclose"):
     D.NAMED[_name] = pointwise(_name)
-for _name in ("logical_not", "isnan", "detach", "float", "double", "long", "int", "bool", "half", "to", "type",
+for _name in ("logical_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf",
+              "detach", "float", "double", "long", "int", "bool", "half", "to", "type",
               "type_as", "cpu", "contiguous", "zeros_like", "ones_like", "full_like", "empty_like", "square"):
     D.NAMED[_name] = pointwise_unary(_name)
 

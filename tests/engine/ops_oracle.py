@@ -34,7 +34,7 @@ def describe(t: Any) -> Any:
     """A tensor as plain data: (values, dtype, requires_grad, is_leaf, grad_fn name)."""
     if t is None:
         return None
-    data = t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t._data)
+    data = t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else np.asarray(t._data)
     dtype = str(t.dtype).removeprefix("torch.")
     return (np.array(data), dtype, t.requires_grad, t.is_leaf, name_of(t.grad_fn))
 

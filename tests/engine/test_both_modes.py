@@ -254,6 +254,21 @@ RECIPES: dict[str, list[Case]] = {
 RECIPES.update({f"{name}_": unary(inplace=True) for name in UNARY if f"{name}_" not in RECIPES})
 RECIPES.update({f"{name}_": unary(-0.9, 0.9, inplace=True) for name in ("abs", "sign", "sin", "tanh", "atan", "erf")})
 RECIPES.update({
+    # ops/pointwise.py, ops/predicates.py, ops/inverses.py
+    "addcmul": [C((2, 3), (3,), (2, 1), value=0.5), C((2, 3), (2, 3), (2, 3))],
+    "addcdiv": [C((2, 3), (3,), (2, 1), value=-1.5, lo=0.5, hi=2.0), C((3,), (3,), (3,), lo=0.5, hi=2.0)],
+    "lerp": [C((2, 3), (3,), args=(0.3,)), C((2, 3), (3,), (2, 1)), C((3,), (3,), args=(0.8,))],
+    **{name: [C((2, 3), (3,)), C((3,), (3,)), C((), ())] for name in ("atan2", "arctan2", "hypot", "logaddexp")},
+    "fmod": [C((2, 3), (3,), lo=0.5, hi=2.0), C((2, 3), args=(0.7,))],
+    "heaviside": [C((2, 3), (3,), raises=True)],
+    "nan_to_num": [C((2, 3)), C((2, 3), nan=1.0)],
+    "det": [C((3, 3)), C((2, 3, 3))], "inverse": [C((3, 3)), C((2, 3, 3))],
+    "addcmul_": [C((2, 3), (3,), (2, 3), inplace=True)],
+    "addcdiv_": [C((2, 3), (3,), (2, 3), inplace=True, lo=0.5, hi=2.0)],
+    "lerp_": [C((2, 3), (3,), args=(0.3,), inplace=True)],
+    **{f"{name}_": [C((2, 3), (3,), inplace=True, lo=0.5, hi=2.0)] for name in ("atan2", "hypot", "fmod")},
+    "heaviside_": [C((2, 3), (3,), inplace=True, raises=True)],
+    "nan_to_num_": [C((2, 3), inplace=True)],
     "diag": [C((3,)), C((3, 3)), C((3,), args=(1,)), C((3, 4), args=(-1,))],
     "movedim": [C((2, 3, 4), args=(0, 2)), C((2, 3, 4), args=((0, 1), (2, 0)))],
     "moveaxis": [C((2, 3, 4), args=(0, 2))],
@@ -306,7 +321,7 @@ NOT_DIFFERENTIABLE = {
     "zeros", "zeros_like", "manual_seed", "argmax", "argmin", "eq", "ne", "lt", "le", "gt", "ge", "isnan",
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
-    "is_cpu", "is_cuda", "is_meta", "__deepcopy__",
+    "is_cpu", "is_cuda", "is_meta", "__deepcopy__", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
     # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
     "bool", "long", "int", "half", "element_size", "is_floating_point", "ndimension", "nelement", "numel",
     "empty_like", "logspace",

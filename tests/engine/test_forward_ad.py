@@ -119,7 +119,8 @@ for _op in spec.OPS.values():
 # no derivative (comparisons, integer results, creation), or no forward derivative in PyTorch either
 NOT_DIFFERENTIABLE = {
     "argmax", "argmin", "eq", "ge", "gt", "le", "lt", "ne", "isnan", "logical_and", "logical_not", "logical_or",
-    "detach", "floor_divide", "arange", "as_tensor", "empty", "eye", "full", "full_like", "linspace",
+    "detach", "floor_divide", "heaviside", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
+    "arange", "as_tensor", "empty", "eye", "full", "full_like", "linspace",
     "manual_seed", "ones", "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like", "all", "any", "allclose",
     "equal", "device", "randint", "normal", "rand_like", "randn_like", "randint_like", "randperm", "bernoulli",
     "multinomial", "is_floating_point", "numel", "empty_like", "logspace",

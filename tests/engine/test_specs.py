@@ -72,6 +72,7 @@ DIFFERENT_VALUE: set[tuple[str, str]] = set()
 DIFFERENT_IN = {
     ("remainder", "MulBackward0", "self"): "the divisor's gradient -grad * (self // other): gradcalc detaches the "
     "floor division, so the product saves no factor for it; PyTorch keeps an edge to it",
+    ("fmod", "MulBackward0", "self"): "the divisor's gradient -grad * trunc(self / other): as remainder's",
 }
 # Where a graph part from PyTorch's, (sample, graph) -> the first nodes that differ, (gradcalc's, PyTorch's): the
 # graphs a create_graph gradient records are PyTorch's in their node names up to these (then the walk stops there)
@@ -94,6 +95,11 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("min", 1): {("WhereBackward0", "ScatterBackward0")},
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("remainder", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
+    ("fmod", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
+    # det's gradient: gradcalc multiplies by the inverse, PyTorch solves with the saved LU (linalg_solve)
+    ("det", 1): {("MulBackward0", "LinalgSolveExBackward0")},
+    ("det", 2): {("MulBackward0", "LinalgSolveExBackward0")},
+    ("inverse", 2): {("ViewBackward0", "ReshapeAliasBackward0")},  # as matmul's
     # tensor ** tensor: PyTorch's where() for a zero exponent masks with a constant that needs no edge
     ("pow", 1): {("MulBackward0", "None")},
 }
@@ -163,7 +169,8 @@ def test_class_attributes_come_from_the_spec() -> None:
 
 
 def test_every_operation_has_a_sample() -> None:
-    assert {name for name, op in spec.OPS.items() if op.sample is None} == {"floor_divide"}
+    # (those without a derivative: backward through their NotImplemented node is an error)
+    assert {name for name, op in spec.OPS.items() if op.sample is None} == {"floor_divide", "heaviside"}
 
 
 # -- the samples against PyTorch ----------------------------------------------------------------------------------
@@ -180,7 +187,8 @@ def _outputs(y: Any) -> list:
 
 
 def _np(t: Any) -> np.ndarray:
-    return t.detach().numpy() if isinstance(t, torch.Tensor) else np.asarray(t.detach()._data)
+    # (force: PyTorch's zero gradients of sgn, a ZeroTensor, convert only so)
+    return t.detach().numpy(force=True) if isinstance(t, torch.Tensor) else np.asarray(t.detach()._data)
 
 
 def _close(ours: Any, theirs: Any, what: str) -> None:
@@ -228,7 +236,10 @@ def _names(node: Any) -> set[str]:
 def _value(v: Any) -> Any:
     if isinstance(v, (torch.Tensor, gc.Tensor)):
         d = _np(v)
-        return ("tensor", d.shape, (d if d.dtype == bool else np.round(d, 9)).tolist())
+        # (NaN as a string: saved values with NaN, nan_to_num's input, compare equal)
+        values = (d if d.dtype == bool else np.round(d, 9)).tolist() if d.dtype == bool or not np.isnan(d).any() \
+            else np.where(np.isnan(d), "nan", np.round(d, 9).astype(str)).tolist()
+        return ("tensor", d.shape, values)
     if isinstance(v, tuple):
         return tuple(_value(x) for x in v)
     if isinstance(v, float) and v.is_integer():

@@ -98,7 +98,9 @@ def _run(lib: Any, op: spec.OpSpec, arrays: list[np.ndarray], dims: list[tuple[A
             out = _mapped(lib, f, dims, loop)(*xs)
     except Exception as exc:  # noqa: BLE001 - the error's type is compared with PyTorch's
         return type(exc).__name__ + (": " + str(exc) if FALLBACK in str(exc) else "")
-    return [np.asarray(y.detach().numpy()) for y in _outputs(out)]
+    # (force: sgn's gradient in PyTorch is a ZeroTensor)
+    return [np.asarray(y.detach().numpy(force=True) if isinstance(y, torch.Tensor) else y.detach().numpy())
+            for y in _outputs(out)]
 
 
 def _theirs(op: spec.OpSpec, arrays: list[np.ndarray], dims: list[tuple[Any, ...]], dtype: Any,

@@ -34,12 +34,15 @@ from . import (
     encoding,
     indexing,
     inplace,
+    inverses,
     joins,
     linalg,
     losses,
     nn,
     normalization,
+    pointwise,
     pooling,
+    predicates,
     random,
     reductions,
     reorder,
@@ -56,7 +59,8 @@ from . import (
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
     reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
-    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
+    normalization, batch_norm, dropout, embedding, smooth_losses, divergence, pointwise, predicates,
+    inverses,
 )
 
 

@@ -327,9 +327,10 @@ ceil = unary("ceil", forward=np.ceil, node="CeilBackward0", saves="", formula="z
 trunc = unary("trunc", forward=np.trunc, node="TruncBackward0", saves="", formula="zeros_like(grad)",
               backward=lambda g, x, y: _zeros_like(g))
 frac = unary("frac", forward=_frac, node="FracBackward0", saves="", formula="grad", backward=lambda g, x, y: g)
-# abs's derivative, as PyTorch writes it (`grad * self.sgn()`): sign under its own node name; not a public op
+# abs's derivative, as PyTorch writes it (`grad * self.sgn()`): sign under its own node name (for real tensors
+# sgn is sign; PyTorch's sgn_backward is zero there)
 sgn = unary("sgn", forward=_sign, node="SgnBackward0", saves="self result", formula="sgn_backward(self, grad, result)",
-            backward=lambda g, x, y: _zeros_like(g), public=False)
+            backward=lambda g, x, y: _zeros_like(g))
 
 
 # -- relu's, tanh's and sigmoid's backward, each itself one differentiable node ------------------------------
