@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import saved as SV
 from .. import spec
+from ..heap import keep_freed_memory
 from ..node import Node
 from ..reasons import worded
 from ..tensor import Tensor
@@ -470,6 +471,7 @@ def _convolve(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, p
     groups, transposed = int(groups), bool(transposed)
     _check(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
     p = _Params(stride, padding, dilation, transposed, output_padding, groups)
+    keep_freed_memory()  # (once: a network of convolutions frees and takes back tens of MB a step)
     data = _forward(x._data, w._data, p)
     if b is not None:
         data += b._data.reshape((-1,) + (1,) * nd)
