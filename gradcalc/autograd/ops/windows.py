@@ -183,40 +183,43 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride:
 
 def _input_grad_unit_stride(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], padding: tuple[int, ...],
                             dilation: tuple[int, ...], groups: int) -> np.ndarray:
-    """`conv_input_grad` for a stride of 1, where the fold needs no strided adds: the gradient is widened with
-    zeros to the padded input's size in every spatial dim but the first, so that each kernel offset's columns land
-    on one contiguous run of the (flat) padded input, a shift away; one long add per offset, rather than one short
-    one per row. (The widened columns are zeros times the weight: only a finite weight keeps them zero, which the
-    caller checks.)"""
+    """`conv_input_grad` for a stride of 1, where the fold needs no strided adds. The gradient is placed in the
+    corner of a zero grid of the padded input's size, so that each kernel offset's columns are the padded input's
+    grid shifted by a fixed amount; the product's rows are ordered by kernel offset first, so that one offset's
+    columns for every channel of a group are one contiguous run, added to the (flat) padded input a shift away:
+    one long add per offset and group. (A valid position never shifts past its own channel's grid; the positions
+    outside the output's corner are zeros times the weight, which only a finite weight keeps zero: the caller
+    checks. They may spill into the next channel, adding zeros.)"""
     nd = len(size)
     n, o = g.shape[:2]
     c = w.shape[1] * groups
+    cg, og = c // groups, o // groups
     kernel, out = w.shape[2:], g.shape[2:]
     full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
-    wide = (out[0], *full[1:])  # the gradient's positions on the padded input's grid (trailing dims widened)
-    lw, pf, k = math.prod(wide), math.prod(full), math.prod(kernel)
+    pf, k = math.prod(full), math.prod(kernel)
     trail = [math.prod(full[i + 1:]) for i in range(nd)]  # the flat padded input's stride of each spatial dim
     shifts = [sum(i * d * t for i, d, t in zip(offset, dilation, trail, strict=True))
               for offset in itertools.product(*(range(kk) for kk in kernel))]
-    wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2))  # (G, C/G·K, O/G)
+    # (G, K · C/G, O/G): rows by kernel offset, then channel
+    wt = np.ascontiguousarray(np.transpose(w.reshape(groups, og, cg, k), (0, 3, 2, 1)).reshape(groups, k * cg, og))
     dtype = np.result_type(g, w)
-    step = _chunk(n, c * k * lw * g.itemsize)
-    gw = np.zeros((step, o, *wide), dtype=g.dtype)
+    step = _chunk(n, c * k * pf * g.itemsize)
+    gw = np.zeros((step, o, *full), dtype=g.dtype)
     inside = (_ALL, _ALL, *(slice(0, m) for m in out))
     direct = not any(padding)
     gx = np.zeros((n, c, *size), dtype=dtype) if direct else np.empty((n, c, *size), dtype=dtype)
     crop = (_ALL, _ALL, *(slice(p, p + m) for p, m in zip(padding, size, strict=True)))
+    run = cg * pf  # one group's channels, flat
     for s in range(0, n, step):
         e = min(n, s + step)
         piece = gw[: e - s]
         piece[inside] = g[s:e]
-        gcols = np.matmul(wt, piece.reshape(e - s, groups, o // groups, lw))  # (n, G, C/G·K, lw)
-        gcols = gcols.reshape(e - s, c, k, lw)
+        gcols = np.matmul(wt, piece.reshape(e - s, groups, og, pf))  # (n, G, K · C/G, pf)
+        gcols = gcols.reshape(e - s, groups, k, run)
         buf = gx[s:e] if direct else np.zeros((e - s, c, *full), dtype=dtype)
-        flat = buf.reshape(e - s, c, pf)
+        flat = buf.reshape(e - s, groups, run)
         for j, shift in enumerate(shifts):
-            span = min(lw, pf - shift)  # (past the end: only widened columns, zeros)
-            flat[:, :, shift: shift + span] += gcols[:, :, j, :span]
+            flat[:, :, shift:] += gcols[:, :, j, : run - shift]  # (the tail cut off: the last channel's zeros)
         if not direct:
             gx[s:e] = buf[crop]
     return gx
