@@ -62,29 +62,32 @@ def _out(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation:
 
 class _Pieces:
     """The images of a batch, a few at a time, each piece's columns `(groups, C/groups · K, n · L)` made in one
-    buffer reused from piece to piece."""
+    buffer reused from piece to piece (`ones`: each group's rows followed by a row of ones, which multiplies a
+    bias column of the weight: the product then adds the bias, rather than a pass over the output after it)."""
 
     def __init__(self, x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, groups: int,
-                 out: tuple) -> None:
+                 out: tuple, ones: bool = False) -> None:
         self.x, self.kernel, self.stride, self.padding, self.dilation = x, kernel, stride, padding, dilation
         self.out, self.length = out, math.prod(out)
         self.rows = (x.shape[1] // groups) * math.prod(kernel)
-        self.groups = groups
-        self.step = _chunk(x.shape[0], groups * self.rows * self.length * x.itemsize)
+        self.groups, self.ones = groups, int(ones)
+        self.step = _chunk(x.shape[0], groups * (self.rows + self.ones) * self.length * x.itemsize)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         """(first image, last image + 1, their columns)."""
         x, n, c = self.x, self.x.shape[0], self.x.shape[1]
-        nd = len(self.kernel)
-        buf = np.empty(self.groups * self.rows * self.step * self.length, dtype=x.dtype)
+        nd, g, rows = len(self.kernel), self.groups, self.rows + self.ones
+        buf = np.empty(g * rows * self.step * self.length, dtype=x.dtype)
         for s in range(0, n, self.step):
             e = min(n, s + self.step)
-            cols = buf[: self.groups * self.rows * (e - s) * self.length].reshape(
-                self.groups, self.rows, (e - s) * self.length)
+            cols = buf[: g * rows * (e - s) * self.length].reshape(g, rows, (e - s) * self.length)
+            if self.ones:  # (the rows of ones move when a shorter last piece reshapes the buffer)
+                cols[:, self.rows] = 1
             v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
             # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position
-            np.copyto(cols.reshape(c, *self.kernel, e - s, *self.out),
-                      np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd))))
+            v = v.reshape(e - s, g, c // g, *v.shape[2:])
+            np.copyto(cols[:, : self.rows].reshape(g, c // g, *self.kernel, e - s, *self.out),
+                      np.transpose(v, (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))))
             yield s, e, cols
 
 
@@ -102,36 +105,40 @@ def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padd
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...],
-                 dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> np.ndarray:
-    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`, a few
-    images at a time (`out`: the first windows only)."""
+                 dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None,
+                 bias: np.ndarray | None = None) -> np.ndarray:
+    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`, plus
+    `bias` `(O,)` if given, a few images at a time (`out`: the first windows only)."""
     n, o = x.shape[0], w.shape[0]
     if out is None:
         out = _out(x.shape, w.shape[2:], stride, padding, dilation)
-    pieces = _Pieces(x, w.shape[2:], stride, padding, dilation, groups, out)
+    pieces = _Pieces(x, w.shape[2:], stride, padding, dilation, groups, out, bias is not None)
     wm = w.reshape(groups, o // groups, pieces.rows)
+    if bias is not None:  # the bias column, which the columns' row of ones multiplies
+        wm = np.concatenate([wm, bias.reshape(groups, o // groups, 1).astype(wm.dtype, copy=False)], axis=2)
     y = np.empty((n, o, *out), dtype=np.result_type(x, w))
     for s, e, cols in pieces:
+        if e - s == 1:  # one image: the product (O/G, L) per group is the image's output, in its place
+            np.matmul(wm, cols, out=y[s].reshape(groups, o // groups, pieces.length))
+            continue
         prod = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/G, n·L) per group
         np.copyto(y[s:e], np.swapaxes(prod.reshape(o, e - s, *out), 0, 1))
     return y
 
 
 def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
-                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
-                     gm: np.ndarray | None = None) -> np.ndarray:
+                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`, summed over the
     images a few at a time; `g` may carry leading dims (rows of a batched backward), which the result then carries
-    too (`gm`: g as `grad_by_channel` lays it out, when the caller has it)."""
+    too. Each piece's gradient is laid out by channel on its own (for one image, a view: no copy of `g`)."""
     nd = len(kernel)
-    batch = g.shape[: g.ndim - 2 - nd]
-    o = g.shape[len(batch) + 1]
-    if gm is None:
-        gm = grad_by_channel(g, groups, nd)  # (..., G, O/G, N·L)
+    k = g.ndim - 2 - nd
+    batch = g.shape[:k]
+    o = g.shape[k + 1]
     pieces = _Pieces(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
     gw = None
     for s, e, cols in pieces:
-        block = gm[..., s * pieces.length: e * pieces.length]
+        block = grad_by_channel(g[(_ALL,) * k + (slice(s, e),)], groups, nd)  # (..., G, O/G, n·L)
         part = block[0] @ cols[0].T if groups == 1 and not batch else np.matmul(block, np.swapaxes(cols, -1, -2))
         gw = part if gw is None else np.add(gw, part, out=gw)
     return gw.reshape(*batch, o, x.shape[1] // groups, *kernel)  # type: ignore[union-attr]
@@ -147,11 +154,9 @@ def grad_by_channel(g: np.ndarray, groups: int, nd: int) -> np.ndarray:
 
 
 def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...],
-                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
-                    gm: np.ndarray | None = None) -> np.ndarray:
+                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The gradient in the input (of spatial shape `size`) of `conv_forward(x, w, ...)` given the output's
-    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w` (`gm`: g by channel, if at hand),
-    a few images at a time."""
+    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w`, a few images at a time."""
     nd = len(size)
     n, o = g.shape[:2]
     c = w.shape[1] * groups
@@ -159,8 +164,7 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride:
     length, k = math.prod(out), math.prod(kernel)
     if all(st == 1 for st in stride) and np.isfinite(w).all():
         return _input_grad_unit_stride(g, w, size, padding, dilation, groups)
-    if gm is None:
-        gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
+    gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
     wt = np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2)  # (G, C/G·K, O/G)
     full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
     crop = tuple(slice(p, p + s) for p, s in zip(padding, size, strict=True))
