@@ -78,16 +78,29 @@ class _Pieces:
         x, n, c = self.x, self.x.shape[0], self.x.shape[1]
         nd, g, rows = len(self.kernel), self.groups, self.rows + self.ones
         buf = np.empty(g * rows * self.step * self.length, dtype=x.dtype)
+        # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position; without
+        # padding, one view of the whole batch's windows, sliced for each piece (a view per piece costs more
+        # than copying a small piece's columns)
+        order = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
+        whole = None
+        if not any(self.padding):
+            whole = window_view(x, self.kernel, self.stride, self.dilation, self.out)
+            whole = np.transpose(whole.reshape(n, g, c // g, *whole.shape[2:]), order)
+        at = (_ALL,) * (2 + nd)  # the images' axis of `whole`
+        target, made = None, -1
         for s in range(0, n, self.step):
             e = min(n, s + self.step)
-            cols = buf[: g * rows * (e - s) * self.length].reshape(g, rows, (e - s) * self.length)
-            if self.ones:  # (the rows of ones move when a shorter last piece reshapes the buffer)
-                cols[:, self.rows] = 1
-            v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
-            # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position
-            v = v.reshape(e - s, g, c // g, *v.shape[2:])
-            np.copyto(cols[:, : self.rows].reshape(g, c // g, *self.kernel, e - s, *self.out),
-                      np.transpose(v, (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))))
+            if e - s != made:  # (the columns and the rows of ones move when a shorter last piece reshapes the buffer)
+                made = e - s
+                cols = buf[: g * rows * made * self.length].reshape(g, rows, made * self.length)
+                if self.ones:
+                    cols[:, self.rows] = 1
+                target = cols[:, : self.rows].reshape(g, c // g, *self.kernel, made, *self.out)
+            if whole is not None:
+                np.copyto(target, whole[(*at, slice(s, e))])
+            else:
+                v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
+                np.copyto(target, np.transpose(v.reshape(e - s, g, c // g, *v.shape[2:]), order))
             yield s, e, cols
 
 
