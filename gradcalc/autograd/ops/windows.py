@@ -8,9 +8,10 @@ NumPy only (no tensors, no nodes): conv.py and pooling.py build their operations
   columns folded back onto the input (col2im), one strided add per kernel offset;
 - `conv_weight_grad`: its adjoint in the weight: the gradient times the unfolded windows, summed over the batch.
 
-The columns are laid out `(groups, C/groups · K, N · L)` (K the kernel's size, L the output's): the products
-are then a few large BLAS calls, whatever the batch size, and the input's windows are copied once. Every
-array keeps its dtype: float32 stays float32.
+The columns of a few images at a time are laid out `(n, groups, C/groups · K, L)` (K the kernel's size, L the
+output's), made while the previous piece's are in the cache: one BLAS product per image and group, written
+where the output (or read where the gradient) lies, and the input's windows copied once. Every array keeps its
+dtype: float32 stays float32.
 """
 
 from __future__ import annotations
@@ -61,9 +62,10 @@ def _out(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation:
 
 
 class _Pieces:
-    """The images of a batch, a few at a time, each piece's columns `(groups, C/groups · K, n · L)` made in one
-    buffer reused from piece to piece (`ones`: each group's rows followed by a row of ones, which multiplies a
-    bias column of the weight: the product then adds the bias, rather than a pass over the output after it)."""
+    """The images of a batch, a few at a time, each piece's columns `(n, groups, C/groups · K, L)` (each image's
+    matrix by itself, so that a product's rows land in the image's output as they are) made in one buffer reused
+    from piece to piece (`ones`: each group's rows followed by a row of ones, which multiplies a bias column of
+    the weight: the product then adds the bias, rather than a pass over the output after it)."""
 
     def __init__(self, x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, groups: int,
                  out: tuple, ones: bool = False) -> None:
@@ -77,27 +79,26 @@ class _Pieces:
         """(first image, last image + 1, their columns)."""
         x, n, c = self.x, self.x.shape[0], self.x.shape[1]
         nd, g, rows = len(self.kernel), self.groups, self.rows + self.ones
-        buf = np.empty(g * rows * self.step * self.length, dtype=x.dtype)
-        # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position; without
+        buf = np.empty(self.step * g * rows * self.length, dtype=x.dtype)
+        # (n, C, *out, *kernel) -> (n, C, *kernel, *out): rows by channel and offset, columns by position; without
         # padding, one view of the whole batch's windows, sliced for each piece (a view per piece costs more
         # than copying a small piece's columns)
-        order = (1, 2, *range(3 + nd, 3 + 2 * nd), 0, *range(3, 3 + nd))
+        order = (0, 1, 2, *range(3 + nd, 3 + 2 * nd), *range(3, 3 + nd))
         whole = None
         if not any(self.padding):
             whole = window_view(x, self.kernel, self.stride, self.dilation, self.out)
             whole = np.transpose(whole.reshape(n, g, c // g, *whole.shape[2:]), order)
-        at = (_ALL,) * (2 + nd)  # the images' axis of `whole`
         target, made = None, -1
         for s in range(0, n, self.step):
             e = min(n, s + self.step)
-            if e - s != made:  # (the columns and the rows of ones move when a shorter last piece reshapes the buffer)
+            if e - s != made:  # (a shorter last piece: a shorter view of the buffer)
                 made = e - s
-                cols = buf[: g * rows * made * self.length].reshape(g, rows, made * self.length)
+                cols = buf[: made * g * rows * self.length].reshape(made, g, rows, self.length)
                 if self.ones:
-                    cols[:, self.rows] = 1
-                target = cols[:, : self.rows].reshape(g, c // g, *self.kernel, made, *self.out)
+                    cols[:, :, self.rows] = 1
+                target = cols[:, :, : self.rows].reshape(made, g, c // g, *self.kernel, *self.out)
             if whole is not None:
-                np.copyto(target, whole[(*at, slice(s, e))])
+                np.copyto(target, whole[s:e])
             else:
                 v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
                 np.copyto(target, np.transpose(v.reshape(e - s, g, c // g, *v.shape[2:]), order))
@@ -130,12 +131,8 @@ def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding:
     if bias is not None:  # the bias column, which the columns' row of ones multiplies
         wm = np.concatenate([wm, bias.reshape(groups, o // groups, 1).astype(wm.dtype, copy=False)], axis=2)
     y = np.empty((n, o, *out), dtype=np.result_type(x, w))
-    for s, e, cols in pieces:
-        if e - s == 1:  # one image: the product (O/G, L) per group is the image's output, in its place
-            np.matmul(wm, cols, out=y[s].reshape(groups, o // groups, pieces.length))
-            continue
-        prod = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/G, n·L) per group
-        np.copyto(y[s:e], np.swapaxes(prod.reshape(o, e - s, *out), 0, 1))
+    for s, e, cols in pieces:  # each image's product (O/G, L) per group is its output, in its place
+        np.matmul(wm, cols, out=y[s:e].reshape(e - s, groups, o // groups, pieces.length))
     return y
 
 
@@ -143,7 +140,7 @@ def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stri
                      padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`, summed over the
     images a few at a time; `g` may carry leading dims (rows of a batched backward), which the result then carries
-    too. Each piece's gradient is laid out by channel on its own (for one image, a view: no copy of `g`)."""
+    too. Each image's gradient `(O/G, L)` per group multiplies its columns as it lies in `g`: no copy of `g`."""
     nd = len(kernel)
     k = g.ndim - 2 - nd
     batch = g.shape[:k]
@@ -151,8 +148,9 @@ def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stri
     pieces = _Pieces(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
     gw = None
     for s, e, cols in pieces:
-        block = grad_by_channel(g[(_ALL,) * k + (slice(s, e),)], groups, nd)  # (..., G, O/G, n·L)
-        part = block[0] @ cols[0].T if groups == 1 and not batch else np.matmul(block, np.swapaxes(cols, -1, -2))
+        block = g[(_ALL,) * k + (slice(s, e),)].reshape(*batch, e - s, groups, o // groups, pieces.length)
+        part = np.matmul(block, np.swapaxes(cols, -1, -2))  # (..., n, G, O/G, C/G·K)
+        part = part[..., 0, :, :, :] if e - s == 1 else part.sum(axis=-4)
         gw = part if gw is None else np.add(gw, part, out=gw)
     return gw.reshape(*batch, o, x.shape[1] // groups, *kernel)  # type: ignore[union-attr]
 
