@@ -222,18 +222,22 @@ def _input_grad_unit_stride(g: np.ndarray, w: np.ndarray, size: tuple[int, ...],
     gw = np.zeros((step, o, *full), dtype=g.dtype)
     inside = (_ALL, _ALL, *(slice(0, m) for m in out))
     direct = not any(padding)
-    gx = np.zeros((n, c, *size), dtype=dtype) if direct else np.empty((n, c, *size), dtype=dtype)
+    gx = np.empty((n, c, *size), dtype=dtype)
     crop = (_ALL, _ALL, *(slice(p, p + m) for p, m in zip(padding, size, strict=True)))
     run = cg * pf  # one group's channels, flat
+    products = np.empty((step, groups, k * cg, pf), dtype=dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
         piece = gw[: e - s]
         piece[inside] = g[s:e]
-        gcols = np.matmul(wt, piece.reshape(e - s, groups, og, pf))  # (n, G, K · C/G, pf)
+        gcols = np.matmul(wt, piece.reshape(e - s, groups, og, pf), out=products[: e - s])  # (n, G, K·C/G, pf)
         gcols = gcols.reshape(e - s, groups, k, run)
-        buf = gx[s:e] if direct else np.zeros((e - s, c, *full), dtype=dtype)
+        buf = gx[s:e] if direct else np.empty((e - s, c, *full), dtype=dtype)
         flat = buf.reshape(e - s, groups, run)
-        for j, shift in enumerate(shifts):
+        # the first offset's shift is 0: its columns cover the whole grid, so they start it (no zeros to add to)
+        np.copyto(flat, gcols[:, :, 0])
+        for j in range(1, k):
+            shift = shifts[j]
             flat[:, :, shift:] += gcols[:, :, j, : run - shift]  # (the tail cut off: the last channel's zeros)
         if not direct:
             gx[s:e] = buf[crop]
