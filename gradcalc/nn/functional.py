@@ -46,7 +46,14 @@ __all__ = [
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorch's names
     """max(0, x) elementwise; with inplace=True the input itself is changed and returned."""
-    return input.relu_() if inplace else _U.relu(input)
+    if inplace:
+        return input.relu_()
+    # handed on as the caller's expression would hand a temporary to relu itself (this frame's name dropped
+    # first), so that `F.relu(conv(x))` writes into the dying tensor's array as `relu(conv(x))` does
+    # (temporaries.temporary_argument): no new array of the activation's size; a named input keeps its values
+    held = [input]
+    del input
+    return _U.relu(held.pop())
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002

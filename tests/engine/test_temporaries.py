@@ -94,6 +94,35 @@ def test_a_named_tensor_or_a_held_array_keeps_its_values(op: str) -> None:
     np.testing.assert_array_equal(y.numpy(), EXPECTED[op](base * 2.0))
 
 
+@ON
+@pytest.mark.parametrize("grad", [False, True])
+def test_nn_functional_relu_hands_a_dying_temporary_on(grad: bool) -> None:
+    """`F.relu(t)` passes its input on to relu as the caller's expression would: a temporary's array takes
+    the result (with or without a graph: relu saves its result, not its input)."""
+    x = gradcalc.tensor(np.linspace(-1.0, 1.0, BIG), requires_grad=grad)
+    arrays: list = []
+    y = gradcalc.nn.functional.relu(marked(x * 2.0, arrays))
+    assert y._data is arrays[0]()
+    np.testing.assert_array_equal(y.detach().numpy(), np.maximum(np.linspace(-1.0, 1.0, BIG) * 2.0, 0.0))
+    if grad:
+        y.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), np.where(np.linspace(-1.0, 1.0, BIG) > 0, 2.0, 0.0))
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_nn_functional_relu_leaves_a_named_or_held_input_alone(grad: bool) -> None:
+    base = np.linspace(-1.0, 1.0, BIG)
+    x = gradcalc.tensor(base, requires_grad=grad)
+    t = x * 2.0
+    y = gradcalc.nn.functional.relu(t)
+    np.testing.assert_array_equal(t.detach().numpy(), base * 2.0)
+    np.testing.assert_array_equal(y.detach().numpy(), np.maximum(base * 2.0, 0.0))
+    arrays: list = []
+    y = gradcalc.nn.functional.relu(kept(x.detach() * 2.0, arrays))
+    np.testing.assert_array_equal(arrays[0], base * 2.0)
+    np.testing.assert_array_equal(y.numpy(), np.maximum(base * 2.0, 0.0))
+
+
 def test_an_operator_called_directly_leaves_a_named_tensor_alone() -> None:
     """`t.__add__(1.0)` and `Tensor.__add__(t, 1.0)` give the method the count of a temporary on the
     stack: only the interpreter's `+` is taken as a temporary's last use. Through a C caller (`operator.add`,

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import saved as SV
 from .. import spec
+from ..heap import keep_freed_memory
 from ..node import Node
 from ..reasons import worded
 from ..tensor import Tensor
@@ -141,25 +142,28 @@ class _Params:
         self.transposed, self.output_padding, self.groups = transposed, output_padding, groups
 
 
-def _forward(x: np.ndarray, w: np.ndarray, p: Any) -> np.ndarray:
+def _forward(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, p: Any) -> np.ndarray:
     if p.transposed:
         size = _transposed_size(x.shape[2:], w.shape[2:], p.stride, p.padding, p.dilation, p.output_padding)
-        return W.conv_input_grad(x, w, size, p.stride, p.padding, p.dilation, p.groups)
-    return W.conv_forward(x, w, p.stride, p.padding, p.dilation, p.groups)
+        y = W.conv_input_grad(x, w, size, p.stride, p.padding, p.dilation, p.groups)
+        if b is not None:
+            y += b.reshape((-1,) + (1,) * (y.ndim - 2))
+        return y
+    return W.conv_forward(x, w, p.stride, p.padding, p.dilation, p.groups, bias=b)
 
 
-def _input_grad(g: np.ndarray, x_shape: tuple, w: np.ndarray, p: Any, gm: Any = None) -> np.ndarray:
+def _input_grad(g: np.ndarray, x_shape: tuple, w: np.ndarray, p: Any) -> np.ndarray:
     if p.transposed:
         return W.conv_forward(g, w, p.stride, p.padding, p.dilation, p.groups, x_shape[2:])
-    return W.conv_input_grad(g, w, x_shape[2:], p.stride, p.padding, p.dilation, p.groups, gm)
+    return W.conv_input_grad(g, w, x_shape[2:], p.stride, p.padding, p.dilation, p.groups)
 
 
-def _weight_grad(g: np.ndarray, x: np.ndarray, w_shape: tuple, p: Any, gm: Any = None) -> np.ndarray:
+def _weight_grad(g: np.ndarray, x: np.ndarray, w_shape: tuple, p: Any) -> np.ndarray:
     if p.transposed:  # the input plays the output gradient's part, and the gradient the input's
         if g.ndim > x.ndim:  # rows of a batched backward: one product each
             return np.stack([_weight_grad(row, x, w_shape, p) for row in g])
         return W.conv_weight_grad(g, x, w_shape[2:], p.stride, p.padding, p.dilation, p.groups)
-    return W.conv_weight_grad(x, g, w_shape[2:], p.stride, p.padding, p.dilation, p.groups, gm)
+    return W.conv_weight_grad(x, g, w_shape[2:], p.stride, p.padding, p.dilation, p.groups)
 
 
 def _bias_grad(g: np.ndarray, lead: int = 0) -> np.ndarray:
@@ -233,11 +237,8 @@ class ConvolutionBackward0(Node):
 
 def _backward_arrays(g: np.ndarray, x: np.ndarray, w: np.ndarray, p: Any, mask: tuple) -> tuple:
     """The three gradients on arrays (None where `mask` says no)."""
-    gm = None
-    if mask[0] and mask[1] and not p.transposed:  # both products read the gradient by channel: laid out once
-        gm = W.grad_by_channel(g, p.groups, g.ndim - 2)
-    return (_input_grad(g, x.shape, w, p, gm) if mask[0] else None,
-            _weight_grad(g, x, w.shape, p, gm) if mask[1] else None,
+    return (_input_grad(g, x.shape, w, p) if mask[0] else None,
+            _weight_grad(g, x, w.shape, p) if mask[1] else None,
             _bias_grad(g) if mask[2] else None)
 
 
@@ -470,9 +471,8 @@ def _convolve(input: Tensor, weight: Tensor, bias: Tensor | None, stride: Any, p
     groups, transposed = int(groups), bool(transposed)
     _check(x, w, b, stride, padding, dilation, transposed, output_padding, groups)
     p = _Params(stride, padding, dilation, transposed, output_padding, groups)
-    data = _forward(x._data, w._data, p)
-    if b is not None:
-        data += b._data.reshape((-1,) + (1,) * nd)
+    keep_freed_memory()  # (once: a network of convolutions frees and takes back tens of MB a step)
+    data = _forward(x._data, w._data, None if b is None else b._data, p)
     node = record(ConvolutionBackward0, x, w, b)
     if node is not None:
         node.bias_sizes = no_bias if b is None else b._data.shape

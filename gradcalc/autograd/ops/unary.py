@@ -60,9 +60,12 @@ def _sign(a: np.ndarray) -> np.ndarray:
     return r
 
 
-def _relu(a: np.ndarray) -> np.ndarray:
+def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     # the bound first: NumPy then keeps the input where they are equal, so relu(-0.) is -0. as in PyTorch
-    return np.maximum(0.0 if a.dtype.kind == "f" else 0, a)  # a float 0 is NumPy's fast path for floats
+    return np.maximum(0.0 if a.dtype.kind == "f" else 0, a, out=out)  # a float 0: NumPy's fast path for floats
+
+
+_relu.writes_out = True  # type: ignore[attr-defined]  # like a ufunc, it may write into a dying input (out=)
 
 
 def _frac(a: np.ndarray) -> np.ndarray:
@@ -197,8 +200,8 @@ def unary(
 
 def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool, save_y: bool) -> Callable:
     # the result may overwrite a dying input only when backward does not need the input (and NumPy
-    # computes it in one ufunc call)
-    in_place = isinstance(forward, np.ufunc) and not save_x
+    # computes it in one ufunc call, or the forward takes `out=` as one does: relu)
+    in_place = (isinstance(forward, np.ufunc) or getattr(forward, "writes_out", False)) and not save_x
 
     def op(x: Tensor) -> Tensor:
         if type(x) is not Tensor:

@@ -8,9 +8,10 @@ NumPy only (no tensors, no nodes): conv.py and pooling.py build their operations
   columns folded back onto the input (col2im), one strided add per kernel offset;
 - `conv_weight_grad`: its adjoint in the weight: the gradient times the unfolded windows, summed over the batch.
 
-The columns are laid out `(groups, C/groups · K, N · L)` (K the kernel's size, L the output's): the products
-are then a few large BLAS calls, whatever the batch size, and the input's windows are copied once. Every
-array keeps its dtype: float32 stays float32.
+The columns of a few images at a time are laid out `(n, groups, C/groups · K, L)` (K the kernel's size, L the
+output's), made while the previous piece's are in the cache: one BLAS product per image and group, written
+where the output (or read where the gradient) lies, and the input's windows copied once. Every array keeps its
+dtype: float32 stays float32.
 """
 
 from __future__ import annotations
@@ -61,30 +62,46 @@ def _out(x_shape: tuple, kernel: tuple, stride: tuple, padding: tuple, dilation:
 
 
 class _Pieces:
-    """The images of a batch, a few at a time, each piece's columns `(groups, C/groups · K, n · L)` made in one
-    buffer reused from piece to piece."""
+    """The images of a batch, a few at a time, each piece's columns `(n, groups, C/groups · K, L)` (each image's
+    matrix by itself, so that a product's rows land in the image's output as they are) made in one buffer reused
+    from piece to piece (`ones`: each group's rows followed by a row of ones, which multiplies a bias column of
+    the weight: the product then adds the bias, rather than a pass over the output after it)."""
 
     def __init__(self, x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple, groups: int,
-                 out: tuple) -> None:
+                 out: tuple, ones: bool = False) -> None:
         self.x, self.kernel, self.stride, self.padding, self.dilation = x, kernel, stride, padding, dilation
         self.out, self.length = out, math.prod(out)
         self.rows = (x.shape[1] // groups) * math.prod(kernel)
-        self.groups = groups
-        self.step = _chunk(x.shape[0], groups * self.rows * self.length * x.itemsize)
+        self.groups, self.ones = groups, int(ones)
+        self.step = _chunk(x.shape[0], groups * (self.rows + self.ones) * self.length * x.itemsize)
 
     def __iter__(self):  # type: ignore[no-untyped-def]
         """(first image, last image + 1, their columns)."""
         x, n, c = self.x, self.x.shape[0], self.x.shape[1]
-        nd = len(self.kernel)
-        buf = np.empty(self.groups * self.rows * self.step * self.length, dtype=x.dtype)
+        nd, g, rows = len(self.kernel), self.groups, self.rows + self.ones
+        buf = np.empty(self.step * g * rows * self.length, dtype=x.dtype)
+        # (n, C, *out, *kernel) -> (n, C, *kernel, *out): rows by channel and offset, columns by position; without
+        # padding, one view of the whole batch's windows, sliced for each piece (a view per piece costs more
+        # than copying a small piece's columns)
+        order = (0, 1, 2, *range(3 + nd, 3 + 2 * nd), *range(3, 3 + nd))
+        whole = None
+        if not any(self.padding):
+            whole = window_view(x, self.kernel, self.stride, self.dilation, self.out)
+            whole = np.transpose(whole.reshape(n, g, c // g, *whole.shape[2:]), order)
+        target, made = None, -1
         for s in range(0, n, self.step):
             e = min(n, s + self.step)
-            cols = buf[: self.groups * self.rows * (e - s) * self.length].reshape(
-                self.groups, self.rows, (e - s) * self.length)
-            v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
-            # (n, C, *out, *kernel) -> (C, *kernel, n, *out): rows by channel and offset, columns by position
-            np.copyto(cols.reshape(c, *self.kernel, e - s, *self.out),
-                      np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd))))
+            if e - s != made:  # (a shorter last piece: a shorter view of the buffer)
+                made = e - s
+                cols = buf[: made * g * rows * self.length].reshape(made, g, rows, self.length)
+                if self.ones:
+                    cols[:, :, self.rows] = 1
+                target = cols[:, :, : self.rows].reshape(made, g, c // g, *self.kernel, *self.out)
+            if whole is not None:
+                np.copyto(target, whole[s:e])
+            else:
+                v = window_view(padded(x[s:e], self.padding), self.kernel, self.stride, self.dilation, self.out)
+                np.copyto(target, np.transpose(v.reshape(e - s, g, c // g, *v.shape[2:]), order))
             yield s, e, cols
 
 
@@ -102,37 +119,38 @@ def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padd
 
 
 def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...],
-                 dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> np.ndarray:
-    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`, a few
-    images at a time (`out`: the first windows only)."""
+                 dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None,
+                 bias: np.ndarray | None = None) -> np.ndarray:
+    """The convolution (cross-correlation) of `x` `(N, C, *spatial)` with `w` `(O, C/groups, *kernel)`, plus
+    `bias` `(O,)` if given, a few images at a time (`out`: the first windows only)."""
     n, o = x.shape[0], w.shape[0]
     if out is None:
         out = _out(x.shape, w.shape[2:], stride, padding, dilation)
-    pieces = _Pieces(x, w.shape[2:], stride, padding, dilation, groups, out)
+    pieces = _Pieces(x, w.shape[2:], stride, padding, dilation, groups, out, bias is not None)
     wm = w.reshape(groups, o // groups, pieces.rows)
+    if bias is not None:  # the bias column, which the columns' row of ones multiplies
+        wm = np.concatenate([wm, bias.reshape(groups, o // groups, 1).astype(wm.dtype, copy=False)], axis=2)
     y = np.empty((n, o, *out), dtype=np.result_type(x, w))
-    for s, e, cols in pieces:
-        prod = wm[0] @ cols[0] if groups == 1 else np.matmul(wm, cols)  # (O/G, n·L) per group
-        np.copyto(y[s:e], np.swapaxes(prod.reshape(o, e - s, *out), 0, 1))
+    for s, e, cols in pieces:  # each image's product (O/G, L) per group is its output, in its place
+        np.matmul(wm, cols, out=y[s:e].reshape(e - s, groups, o // groups, pieces.length))
     return y
 
 
 def conv_weight_grad(x: np.ndarray, g: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...],
-                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
-                     gm: np.ndarray | None = None) -> np.ndarray:
+                     padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The gradient in the weight of `conv_forward(x, w, ...)` given the output's gradient `g`, summed over the
     images a few at a time; `g` may carry leading dims (rows of a batched backward), which the result then carries
-    too (`gm`: g as `grad_by_channel` lays it out, when the caller has it)."""
+    too. Each image's gradient `(O/G, L)` per group multiplies its columns as it lies in `g`: no copy of `g`."""
     nd = len(kernel)
-    batch = g.shape[: g.ndim - 2 - nd]
-    o = g.shape[len(batch) + 1]
-    if gm is None:
-        gm = grad_by_channel(g, groups, nd)  # (..., G, O/G, N·L)
+    k = g.ndim - 2 - nd
+    batch = g.shape[:k]
+    o = g.shape[k + 1]
     pieces = _Pieces(x, kernel, stride, padding, dilation, groups, g.shape[g.ndim - nd:])
     gw = None
     for s, e, cols in pieces:
-        block = gm[..., s * pieces.length: e * pieces.length]
-        part = block[0] @ cols[0].T if groups == 1 and not batch else np.matmul(block, np.swapaxes(cols, -1, -2))
+        block = g[(_ALL,) * k + (slice(s, e),)].reshape(*batch, e - s, groups, o // groups, pieces.length)
+        part = np.matmul(block, np.swapaxes(cols, -1, -2))  # (..., n, G, O/G, C/G·K)
+        part = part[..., 0, :, :, :] if e - s == 1 else part.sum(axis=-4)
         gw = part if gw is None else np.add(gw, part, out=gw)
     return gw.reshape(*batch, o, x.shape[1] // groups, *kernel)  # type: ignore[union-attr]
 
@@ -147,11 +165,9 @@ def grad_by_channel(g: np.ndarray, groups: int, nd: int) -> np.ndarray:
 
 
 def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride: tuple[int, ...],
-                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int,
-                    gm: np.ndarray | None = None) -> np.ndarray:
+                    padding: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> np.ndarray:
     """The gradient in the input (of spatial shape `size`) of `conv_forward(x, w, ...)` given the output's
-    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w` (`gm`: g by channel, if at hand),
-    a few images at a time."""
+    gradient `g` `(N, O, *out)`: the transposed convolution of `g` with `w`, a few images at a time."""
     nd = len(size)
     n, o = g.shape[:2]
     c = w.shape[1] * groups
@@ -159,8 +175,7 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride:
     length, k = math.prod(out), math.prod(kernel)
     if all(st == 1 for st in stride) and np.isfinite(w).all():
         return _input_grad_unit_stride(g, w, size, padding, dilation, groups)
-    if gm is None:
-        gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
+    gm = grad_by_channel(g, groups, nd)  # (G, O/G, N·L)
     wt = np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2)  # (G, C/G·K, O/G)
     full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
     crop = tuple(slice(p, p + s) for p, s in zip(padding, size, strict=True))
@@ -183,40 +198,47 @@ def conv_input_grad(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], stride:
 
 def _input_grad_unit_stride(g: np.ndarray, w: np.ndarray, size: tuple[int, ...], padding: tuple[int, ...],
                             dilation: tuple[int, ...], groups: int) -> np.ndarray:
-    """`conv_input_grad` for a stride of 1, where the fold needs no strided adds: the gradient is widened with
-    zeros to the padded input's size in every spatial dim but the first, so that each kernel offset's columns land
-    on one contiguous run of the (flat) padded input, a shift away; one long add per offset, rather than one short
-    one per row. (The widened columns are zeros times the weight: only a finite weight keeps them zero, which the
-    caller checks.)"""
+    """`conv_input_grad` for a stride of 1, where the fold needs no strided adds. The gradient is placed in the
+    corner of a zero grid of the padded input's size, so that each kernel offset's columns are the padded input's
+    grid shifted by a fixed amount; the product's rows are ordered by kernel offset first, so that one offset's
+    columns for every channel of a group are one contiguous run, added to the (flat) padded input a shift away:
+    one long add per offset and group. (A valid position never shifts past its own channel's grid; the positions
+    outside the output's corner are zeros times the weight, which only a finite weight keeps zero: the caller
+    checks. They may spill into the next channel, adding zeros.)"""
     nd = len(size)
     n, o = g.shape[:2]
     c = w.shape[1] * groups
+    cg, og = c // groups, o // groups
     kernel, out = w.shape[2:], g.shape[2:]
     full = tuple(s + 2 * p for s, p in zip(size, padding, strict=True))
-    wide = (out[0], *full[1:])  # the gradient's positions on the padded input's grid (trailing dims widened)
-    lw, pf, k = math.prod(wide), math.prod(full), math.prod(kernel)
+    pf, k = math.prod(full), math.prod(kernel)
     trail = [math.prod(full[i + 1:]) for i in range(nd)]  # the flat padded input's stride of each spatial dim
     shifts = [sum(i * d * t for i, d, t in zip(offset, dilation, trail, strict=True))
               for offset in itertools.product(*(range(kk) for kk in kernel))]
-    wt = np.ascontiguousarray(np.swapaxes(w.reshape(groups, o // groups, -1), 1, 2))  # (G, C/G·K, O/G)
+    # (G, K · C/G, O/G): rows by kernel offset, then channel
+    wt = np.ascontiguousarray(np.transpose(w.reshape(groups, og, cg, k), (0, 3, 2, 1)).reshape(groups, k * cg, og))
     dtype = np.result_type(g, w)
-    step = _chunk(n, c * k * lw * g.itemsize)
-    gw = np.zeros((step, o, *wide), dtype=g.dtype)
+    step = _chunk(n, c * k * pf * g.itemsize)
+    gw = np.zeros((step, o, *full), dtype=g.dtype)
     inside = (_ALL, _ALL, *(slice(0, m) for m in out))
     direct = not any(padding)
-    gx = np.zeros((n, c, *size), dtype=dtype) if direct else np.empty((n, c, *size), dtype=dtype)
+    gx = np.empty((n, c, *size), dtype=dtype)
     crop = (_ALL, _ALL, *(slice(p, p + m) for p, m in zip(padding, size, strict=True)))
+    run = cg * pf  # one group's channels, flat
+    products = np.empty((step, groups, k * cg, pf), dtype=dtype)
     for s in range(0, n, step):
         e = min(n, s + step)
         piece = gw[: e - s]
         piece[inside] = g[s:e]
-        gcols = np.matmul(wt, piece.reshape(e - s, groups, o // groups, lw))  # (n, G, C/G·K, lw)
-        gcols = gcols.reshape(e - s, c, k, lw)
-        buf = gx[s:e] if direct else np.zeros((e - s, c, *full), dtype=dtype)
-        flat = buf.reshape(e - s, c, pf)
-        for j, shift in enumerate(shifts):
-            span = min(lw, pf - shift)  # (past the end: only widened columns, zeros)
-            flat[:, :, shift: shift + span] += gcols[:, :, j, :span]
+        gcols = np.matmul(wt, piece.reshape(e - s, groups, og, pf), out=products[: e - s])  # (n, G, K·C/G, pf)
+        gcols = gcols.reshape(e - s, groups, k, run)
+        buf = gx[s:e] if direct else np.empty((e - s, c, *full), dtype=dtype)
+        flat = buf.reshape(e - s, groups, run)
+        # the first offset's shift is 0: its columns cover the whole grid, so they start it (no zeros to add to)
+        np.copyto(flat, gcols[:, :, 0])
+        for j in range(1, k):
+            shift = shifts[j]
+            flat[:, :, shift:] += gcols[:, :, j, : run - shift]  # (the tail cut off: the last channel's zeros)
         if not direct:
             gx[s:e] = buf[crop]
     return gx
