@@ -105,19 +105,6 @@ class _Pieces:
             yield s, e, cols
 
 
-def im2col(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: tuple[int, ...],
-           dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None) -> tuple[np.ndarray, tuple]:
-    """The unfolded windows of `x`, `(groups, C/groups · K, N · L)`, and the output's spatial shape (`out`: only
-    the first windows, where a transposed convolution's output padding made the input longer)."""
-    n, c = x.shape[:2]
-    if out is None:
-        out = _out(x.shape, kernel, stride, padding, dilation)
-    nd = len(kernel)
-    v = window_view(padded(x, padding), kernel, stride, dilation, out)
-    cols = np.transpose(v, (1, *range(2 + nd, 2 + 2 * nd), 0, *range(2, 2 + nd)))
-    return cols.reshape(groups, (c // groups) * math.prod(kernel), n * math.prod(out)), out
-
-
 def conv_forward(x: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: tuple[int, ...],
                  dilation: tuple[int, ...], groups: int, out: tuple[int, ...] | None = None,
                  bias: np.ndarray | None = None) -> np.ndarray:
