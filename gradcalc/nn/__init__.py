@@ -10,7 +10,29 @@ its layers as PyTorch does.
 from __future__ import annotations
 
 from . import functional, init
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
+from .activation import (
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    CosineSimilarity,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PairwiseDistance,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Softsign,
+    Tanh,
+)
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
@@ -38,6 +60,8 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
     "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss",
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+    "CosineSimilarity", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish",
+    "PairwiseDistance", "ReLU6", "SELU", "Softsign",
 ]
 
 # -- convolution and pooling layers (issue 21) ----------------------------------------------------------------

@@ -18,6 +18,7 @@ from .. import spec
 from ..differentiate import tensor_backward
 from ..tensor import Tensor
 from . import (
+    activations,
     arithmetic,
     basic,
     batch_norm,
@@ -55,8 +56,8 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
-    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
+    reorder, nn, activations, losses, classification, conv, pooling, einsum, encoding, creation, device, random,
+    spellings, normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 
 

@@ -43,6 +43,7 @@ MODULE_METHODS = (
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
     "named_modules", "zero_grad", "train", "eval", "requires_grad_", "state_dict", "load_state_dict", "forward",
     "double", "float", "to", "cpu", "append", "reset_parameters", "apply", "register_buffer",
+    "extend", "insert", "pop", "keys", "values", "items",  # the containers' (ModuleList, ModuleDict...)
 )
 OPTIMIZER_METHODS = ("step", "zero_grad", "state_dict", "load_state_dict")
 SCHEDULER_METHODS = ("step", "get_last_lr", "state_dict", "load_state_dict")
