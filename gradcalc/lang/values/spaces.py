@@ -68,9 +68,10 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
         "avg_pool2d", "adaptive_avg_pool2d", "one_hot", "pad", "dropout", "dropout1d", "dropout2d", "dropout3d",
         "batch_norm", "embedding", "smooth_l1_loss", "huber_loss", "kl_div",
         "leaky_relu", "elu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "logsigmoid", "mish", "softsign", "glu",
-        "normalize", "cosine_similarity", "pairwise_distance",
+        "normalize", "cosine_similarity", "pairwise_distance", "leaky_relu_", "elu_", "selu_", "hardtanh_",
     ),
-    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
-    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
+    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS", "Adamax", "NAdam", "RAdam", "Adadelta"),
+    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR", "LinearLR", "CosineAnnealingLR",
+                           "OneCycleLR", "ReduceLROnPlateau"),
     "": ("Generator",),  # top-level (torch.Generator): its value has a surface of its own (objects.py)
 }
