@@ -38,14 +38,24 @@ def _floating(x: Any, fn: str) -> Tensor:
 _TORCH_NAMES = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 
 
-def _mask_jvp_first(fn: Any) -> Any:
-    """The forward rule of a node `fn(grad, self, ...)` in the gradient: the same function of the tangent."""
-    return lambda node, inputs, out, tangents: fn(node, tangents[0], inputs[0])
-
-
 # -- leaky_relu ----------------------------------------------------------------------------------------------
 def _leaky_np(g: Any, x: Any, slope: float) -> Any:
     return np.where(x > 0, g, g * slope)
+
+
+class _LeakyNode(Node):
+    __slots__ = ("negative_slope",)
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        raw = type(g) is not Tensor
+        (v,) = self.unpack_saved(raw)
+        if raw:
+            return (_leaky_np(g, np.asarray(v), self.negative_slope),)
+        return (leaky_relu_backward(g, v, self.negative_slope),)
+
+
+spec.BASES.add(_LeakyNode)
 
 
 @spec.node(
@@ -54,16 +64,8 @@ def _leaky_np(g: Any, x: Any, slope: float) -> Any:
     jvp=lambda node, inputs, out, tangents: leaky_relu_backward(tangents[0], inputs[0], node.negative_slope),
     tangent="leaky_relu_backward(self_t, self_p, negative_slope, false)", batched=spec.BROADCASTS,
 )
-class LeakyReluBackward0(Node):
-    __slots__ = ("negative_slope",)
-    raw_ok = True
-
-    def apply(self, g: Any) -> tuple:
-        raw = type(g) is not Tensor
-        (x,) = self.unpack_saved(raw)
-        if raw:
-            return (_leaky_np(g, np.asarray(x), self.negative_slope),)
-        return (leaky_relu_backward(g, x, self.negative_slope),)
+class LeakyReluBackward0(_LeakyNode):
+    __slots__ = ()
 
 
 @spec.node(
@@ -72,7 +74,7 @@ class LeakyReluBackward0(Node):
     jvp=lambda node, inputs, out, tangents: leaky_relu_backward(tangents[0], out, node.negative_slope),
     tangent="leaky_relu_backward(self_t, result, negative_slope, true)", batched=spec.BROADCASTS,
 )
-class LeakyReluBackward1(LeakyReluBackward0):
+class LeakyReluBackward1(_LeakyNode):
     """leaky_relu_'s node: the result saved (positive exactly where the input was, the slope being >= 0)."""
 
     __slots__ = ()
