@@ -29,7 +29,7 @@ CASES: dict[str, tuple[Callable[[Any, Any], Any], float]] = {
     "relu6": (lambda L, x: L.nn.functional.relu6(x), 5.0),
     "hardswish": (lambda L, x: L.nn.functional.hardswish(x), 4.0),
     "hardsigmoid": (lambda L, x: L.nn.functional.hardsigmoid(x), 4.0),
-    "logsigmoid": (lambda L, x: L.nn.functional.logsigmoid(x), 6.0),
+    "logsigmoid x6": (lambda L, x: L.nn.functional.logsigmoid(x), 6.0),
     "mish": (lambda L, x: L.nn.functional.mish(x), 3.0),
     "softsign": (lambda L, x: L.nn.functional.softsign(x), 3.0),
     "glu": (lambda L, x: L.nn.functional.glu(x), 2.0),
