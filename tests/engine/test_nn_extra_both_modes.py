@@ -33,7 +33,7 @@ CASES = {
     "hardtanh": (((2, 3),), lambda a: F.hardtanh(a * 4 - 2, -1.0, 1.2)),
     "hardswish": (((2, 4),), lambda a: F.hardswish(a * 10 - 5)),
     "hardsigmoid": (((2, 4),), lambda a: F.hardsigmoid(a * 10 - 5)),
-    "logsigmoid": (((2, 3),), lambda a: F.logsigmoid(a * 8 - 4)),
+    "logsigmoid x8": (((2, 3),), lambda a: F.logsigmoid(a * 8 - 4)),
     "mish": (((2, 3),), lambda a: F.mish(a * 6 - 3)),
     "glu": (((2, 4),), lambda a: F.glu(a * 4 - 2)),
 }
