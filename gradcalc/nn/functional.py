@@ -22,15 +22,12 @@ from ..autograd.ops import unary as _U
 from ..autograd.ops.activations import (
     elu,
     elu_,
-    glu,
     hardsigmoid,
     hardswish,
     hardtanh,
     hardtanh_,
     leaky_relu,
     leaky_relu_,
-    logsigmoid,
-    mish,
     relu6,
     selu,
     selu_,
@@ -53,6 +50,7 @@ from ..autograd.ops.pooling import (
     max_pool1d,
     max_pool2d,
 )
+from ..autograd.ops.smooth_activations import glu, logsigmoid, mish
 from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
 

@@ -45,6 +45,7 @@ from . import (
     reductions,
     reorder,
     shape,
+    smooth_activations,
     smooth_losses,
     softmax,
     spellings,
@@ -56,8 +57,8 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, activations, losses, classification, conv, pooling, einsum, encoding, creation, device, random,
-    spellings, normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
+    reorder, nn, activations, smooth_activations, losses, classification, conv, pooling, einsum, encoding, creation,
+    device, random, spellings, normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 
 
