@@ -421,6 +421,14 @@ def _along(name: str) -> S.BatchRule:
 softmax_rule, log_softmax_rule = _along("softmax"), _along("log_softmax")
 
 
+def glu_rule(args: tuple, dims: tuple, dim: Any = -1) -> tuple[Any, Any]:
+    """glu: along the sample's `dim` (halved there)."""
+    (x, *rest), (d, *_) = args, dims
+    dim = rest[0] if rest else dim
+    x, rank = front(x, d)
+    return bind("glu", x, sample_dim(dim, rank)), 0
+
+
 def sort_rule(args: tuple, dims: tuple, dim: int = -1, descending: bool = False, stable: bool = False) -> tuple:
     (x, *rest), (d, *_) = args, dims
     dim, descending = positional(rest, dim, descending)

@@ -1,4 +1,5 @@
-"""`gradcalc.nn`: PyTorch's `torch.nn` for the layers gradcalc has: `Module`, `Parameter`, `Sequential`,
+"""`gradcalc.nn`: PyTorch's `torch.nn` for the layers gradcalc has: `Module`, `Parameter`, the containers
+(`Sequential`, `ModuleList`, `ModuleDict`, `ParameterList`, `ParameterDict`),
 `Linear`, `Flatten`, `Unflatten`, the activations, the losses, `Dropout` (and its 1d/2d/3d forms), `BatchNorm1d`,
 `BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `Embedding`, and the submodules `functional` and `init`.
 
@@ -9,8 +10,30 @@ its layers as PyTorch does.
 from __future__ import annotations
 
 from . import functional, init
-from .activation import GELU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Softplus, Tanh
-from .container import Sequential
+from .activation import (
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    CosineSimilarity,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    PairwiseDistance,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softplus,
+    Softsign,
+    Tanh,
+)
+from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .dropout import Dropout, Dropout1d, Dropout2d, Dropout3d
 from .flatten import Flatten, Unflatten
 from .linear import Identity, Linear
@@ -36,6 +59,9 @@ __all__ = [
     "Softplus", "Tanh", "Unflatten", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
     "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss",
+    "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
+    "CosineSimilarity", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish",
+    "PairwiseDistance", "ReLU6", "SELU", "Softsign",
 ]
 
 # -- convolution and pooling layers (issue 21) ----------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""Activation layers: `ReLU`, `Tanh`, `Sigmoid`, `Softplus`, `GELU`, `SiLU`, `Softmax`, `LogSoftmax` (each calls
-its function in `nn.functional`)."""
+"""Activation layers: `ReLU`, `Tanh`, `Sigmoid`, `Softplus`, `GELU`, `SiLU`, `Softmax`, `LogSoftmax`,
+`LeakyReLU`, `ELU`, `SELU`, `Hardtanh`, `ReLU6`, `Mish`, `Softsign`, `LogSigmoid`, `Hardswish`, `Hardsigmoid`,
+`GLU` (each calls its function in `nn.functional`; reprs as PyTorch's), and the distances `CosineSimilarity`,
+`PairwiseDistance`."""
 
 from __future__ import annotations
 
@@ -104,3 +106,161 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+def _inplace(inplace: bool, sep: str = ", ") -> str:
+    return sep + "inplace=True" if inplace else ""
+
+
+class LeakyReLU(Module):
+    """x where x > 0, else negative_slope * x (in place with inplace=True)."""
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}" + _inplace(self.inplace)
+
+
+class ELU(Module):
+    """x where x > 0, else alpha (exp(x) - 1) (in place with inplace=True)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + _inplace(self.inplace)
+
+
+class SELU(Module):
+    """The scaled ELU with SELU's fixed alpha and scale (in place with inplace=True)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace(self.inplace, "")
+
+
+class Hardtanh(Module):
+    """x clipped to [min_val, max_val] (in place with inplace=True)."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        if not max_val > min_val:  # PyTorch's assert, kept under python -O
+            raise AssertionError
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace(self.inplace)
+
+
+class ReLU6(Hardtanh):
+    """min(max(0, x), 6) (in place with inplace=True)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace(self.inplace, "")
+
+
+class Mish(Module):
+    """x tanh(softplus(x)) (in place with inplace=True)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.mish(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace(self.inplace, "")
+
+
+class Hardswish(Module):
+    """x relu6(x + 3) / 6 (in place with inplace=True; PyTorch's repr does not show it)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.hardswish(input, self.inplace)
+
+
+class Hardsigmoid(Module):
+    """relu6(x + 3) / 6 (in place with inplace=True; PyTorch's repr does not show it)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.softsign(input)
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), computed stably."""
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.logsigmoid(input)
+
+
+class GLU(Module):
+    """The gated linear unit: a sigmoid(b), a and b the halves of the input along `dim`."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class CosineSimilarity(Module):
+    """The cosine similarity of two inputs along `dim`."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """The p-norm distance of two inputs along their last dimension (eps added to the difference)."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

@@ -1,6 +1,8 @@
 """`gradcalc.nn.functional`: PyTorch's `torch.nn.functional` for the layers gradcalc has, as functions.
 
-`linear`, the activations `relu tanh sigmoid softplus gelu silu`, `softmax log_softmax`, the losses
+`linear`, the activations `relu tanh sigmoid softplus gelu silu leaky_relu elu selu hardtanh relu6 hardswish
+hardsigmoid logsigmoid mish softsign glu` (and the in-place `leaky_relu_ elu_ selu_ hardtanh_`), `softmax
+log_softmax`, `normalize cosine_similarity pairwise_distance`, the losses
 `mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits cross_entropy nll_loss smooth_l1_loss
 huber_loss kl_div`, `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm`, and `embedding`.
 """
@@ -9,10 +11,27 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
+from ..autograd.grad_mode import no_grad
 from ..autograd.ops import dropout as _D
 from ..autograd.ops import elementwise as _E
+from ..autograd.ops import reductions as _R
 from ..autograd.ops import softmax as _S
 from ..autograd.ops import unary as _U
+from ..autograd.ops.activations import (
+    elu,
+    elu_,
+    hardsigmoid,
+    hardswish,
+    hardtanh,
+    hardtanh_,
+    leaky_relu,
+    leaky_relu_,
+    relu6,
+    selu,
+    selu_,
+)
 from ..autograd.ops.batch_norm import batch_norm
 from ..autograd.ops.classification import cross_entropy, nll_loss
 from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad
@@ -31,6 +50,7 @@ from ..autograd.ops.pooling import (
     max_pool1d,
     max_pool2d,
 )
+from ..autograd.ops.smooth_activations import glu, logsigmoid, mish
 from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
 
@@ -41,6 +61,8 @@ __all__ = [
     "softplus", "tanh",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "conv_transpose1d",
     "conv_transpose2d", "max_pool1d", "max_pool2d", "one_hot", "pad",
+    "cosine_similarity", "elu", "elu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
+    "leaky_relu_", "logsigmoid", "mish", "normalize", "pairwise_distance", "relu6", "selu", "selu_", "softsign",
 ]
 
 
@@ -69,6 +91,38 @@ def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002
     """log(1 + exp(beta x)) / beta elementwise, and x itself where beta x > threshold."""
     return _E.softplus(input, beta, threshold)
+
+
+def softsign(input: Tensor) -> Tensor:  # noqa: A002
+    """x / (1 + |x|) elementwise (PyTorch's composite: its nodes are the division's, the sum's and abs's)."""
+    return input / (input.abs() + 1)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:  # noqa: A002
+    """`input` divided by its p-norm along `dim` (at least `eps`), as PyTorch's composite records it."""
+    denom = _R.norm(input, p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    return input / denom
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between x1 and x2 along `dim` (broadcast together): each divided by its 2-norm,
+    clamped below at `eps` without a gradient, then the products summed, as PyTorch computes it."""
+    if x1.shape != x2.shape:  # PyTorch's expand_outplace: each expanded only where its shape differs
+        shape = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+        x1 = x1 if tuple(x1.shape) == shape else x1.expand(shape)
+        x2 = x2 if tuple(x2.shape) == shape else x2.expand(shape)
+    n1 = _R.norm(x1, 2, dim, keepdim=True).clone()
+    n2 = _R.norm(x2, 2, dim, keepdim=True).clone()
+    with no_grad():  # PyTorch clamps the (cloned) norms in place without recording it
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """The p-norm of x1 - x2 + eps along the last dimension (of the larger of the two)."""
+    dim = max(x1.dim(), x2.dim()) - 1
+    return _R.norm(x1 - x2 + eps, p, dim if dim >= 0 else None, keepdim=keepdim)
 
 
 def _softmax_dim(name: str, ndim: int) -> int:

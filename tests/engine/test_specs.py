@@ -53,6 +53,7 @@ NOT_SAMPLED = {
     "arithmetic.NotImplemented_", "inplace.CopySlices", "inplace.AsStridedBackward0", "inplace.IndexBackward0",
     "inplace._PutBackward", "inplace.FillBackward2", "inplace.FillBackward3", "inplace.ZeroBackward0",
     "inplace.CopyBackwards", "indexing.CopySlices", "indexing.IndexPutBackward0", "reductions.ProdOthersBackward",
+    "activations.LeakyReluBackward1", "activations.EluBackward1",
 }
 UNCHECKED = {
     "reductions.ProdOthersBackward": "gradcalc's own node for the create_graph gradient of a product over zeros, "
@@ -347,6 +348,9 @@ IN_PLACE = {
     "view after its base changed": _view_after,
     "view written through, create_graph": _view_after_twice,
     "floor_divide": lambda L, a: a // 0.3,
+    "leaky_relu_": lambda L, a: L.nn.functional.leaky_relu_(a * 1.0, 0.2),
+    "elu_": lambda L, a: L.nn.functional.elu_(a * 1.0, 1.5),
+    "selu_": lambda L, a: L.nn.functional.selu_(a * 1.0),
 }
 # gradcalc's CopySlices has an edge to the graph of the values written (the view's change, recorded out of place),
 # where PyTorch's holds that operation inside itself

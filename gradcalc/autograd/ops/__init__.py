@@ -18,6 +18,7 @@ from .. import spec
 from ..differentiate import tensor_backward
 from ..tensor import Tensor
 from . import (
+    activations,
     arithmetic,
     basic,
     batch_norm,
@@ -47,6 +48,7 @@ from . import (
     reductions,
     reorder,
     shape,
+    smooth_activations,
     smooth_losses,
     softmax,
     spellings,
@@ -58,9 +60,9 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
-    normalization, batch_norm, dropout, embedding, smooth_losses, divergence, pointwise, predicates,
-    inverses,
+    reorder, nn, activations, smooth_activations, losses, classification, conv, pooling, einsum, encoding, creation,
+    device, random, spellings, normalization, batch_norm, dropout, embedding, smooth_losses, divergence, pointwise,
+    predicates, inverses,
 )
 
 

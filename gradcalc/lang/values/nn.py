@@ -65,6 +65,11 @@ NAMED_KINDS: dict[str, str] = {"params": "parameters", "dtype": "dtype", "state_
 RENAMED: dict[tuple[str, str], tuple[str, str]] = {
     ("Sequential", "args"): ("modules", "module"),
     ("Identity", "args"): ("ignored", "any"),  # PyTorch's Identity takes any arguments and uses none of them
+    # the containers' contents: annotated as Python's iterables and mappings, which say nothing a user reads
+    ("ModuleList", "modules"): ("modules", "modules"),
+    ("ModuleDict", "modules"): ("modules", "named modules"),
+    ("ParameterList", "values"): ("values", "parameters"),
+    ("ParameterDict", "parameters"): ("parameters", "named tensors"),
 }
 
 # What each kind takes, in the words every wrong call uses (calls.py's where the kinds are the same).
@@ -82,6 +87,9 @@ WANTS: dict[str, str] = {
     "dtype": "a dtype (float32 or float64)",
     "dict": "a dict (what state_dict() returns)",
     "wholes": "a list of whole numbers such as [30, 80]",
+    "modules": "a list of modules (such as [Linear(2, 2), Tanh()])",
+    "named modules": "a list of (name, module) pairs (such as [(\"act\", Tanh())]) or a dict of them",
+    "named tensors": "a list of (name, tensor) pairs (such as [(\"w\", zeros(2))]) or a dict of them",
     "size": "a whole number or a tuple of them such as (3, 3)",
     "padding": "a whole number, a tuple of them, or \"same\" or \"valid\"",
 }
@@ -195,6 +203,33 @@ def _padding(v: object) -> str | int | tuple[int | None, ...]:
     return v if isinstance(v, str) else _size(v)
 
 
+def _modules(v: object) -> list[Module]:
+    if isinstance(v, Tensor) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
+        return []  # `[]` is an empty tensor in the language
+    if isinstance(v, (list, tuple)):
+        return [_module(m) for m in v]
+    raise WrongArgument
+
+
+def _named(check: Callable[[object], object]) -> Callable[[object], list[tuple[str, object]]]:
+    """(name, value) pairs from a dict or a list of pairs, each value checked."""
+
+    def convert(v: object) -> list[tuple[str, object]]:
+        if isinstance(v, Tensor) and v.ndim == 1 and v.numel() == 0 and v.grad_fn is None:
+            return []
+        items = list(v.items()) if isinstance(v, dict) else v
+        if not isinstance(items, (list, tuple)):
+            raise WrongArgument
+        out = []
+        for pair in items:
+            if not isinstance(pair, (list, tuple)) or len(pair) != 2 or not isinstance(pair[0], str):
+                raise WrongArgument
+            out.append((pair[0], check(pair[1])))
+        return out
+
+    return convert
+
+
 def _optimizer(v: object) -> Optimizer:
     from gradcalc.optim import Optimizer  # (loads when a program first makes an optimizer: not a cold start)
 
@@ -228,6 +263,7 @@ CONVERT: dict[str, Callable[[object], object]] = {
     "pair": _pair, "function": _function, "module": _module, "optimizer": _optimizer, "parameters": _parameters,
     "dtype": _dtype, "wholes": _wholes, "size": _size, "padding": _padding,
     "dict": _dict, "any": lambda v: v,
+    "modules": _modules, "named modules": _named(_module), "named tensors": _named(_tensor),
 }
 
 

@@ -25,7 +25,7 @@ import functools
 import importlib
 import inspect
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, MappingView, Sequence
 from typing import Any, Generic, TypeVar
 
 import gradcalc
@@ -43,6 +43,7 @@ MODULE_METHODS = (
     "parameters", "named_parameters", "buffers", "named_buffers", "children", "named_children", "modules",
     "named_modules", "zero_grad", "train", "eval", "requires_grad_", "state_dict", "load_state_dict", "forward",
     "double", "float", "to", "cpu", "append", "reset_parameters", "apply", "register_buffer",
+    "extend", "insert", "pop", "keys", "values", "items",  # the containers' (ModuleList, ModuleDict...)
 )
 OPTIMIZER_METHODS = ("step", "zero_grad", "state_dict", "load_state_dict")
 SCHEDULER_METHODS = ("step", "get_last_lr", "state_dict", "load_state_dict")
@@ -66,8 +67,9 @@ def one_line(o: object) -> str:
 
 
 def listed(result: object) -> object:
-    """What a method returns, as a value of the language: an iterator as a list."""
-    return list(result) if isinstance(result, Iterator) else result
+    """What a method returns, as a value of the language: an iterator (or a dict's keys, values, items) as a
+    list."""
+    return list(result) if isinstance(result, (Iterator, MappingView)) else result
 
 
 @functools.cache
@@ -406,7 +408,8 @@ class SchedulerSurface(Surface[LRScheduler]):
         return [n for n in _settings(type(o)) if n in d and n not in SCHEDULER_ATTRIBUTES]
 
     def readable(self, o: LRScheduler) -> list[str]:
-        return [*SCHEDULER_ATTRIBUTES, *self.settings(o)]
+        # (ReduceLROnPlateau has no base_lrs: it scales the current rates)
+        return [*(n for n in SCHEDULER_ATTRIBUTES if hasattr(o, n)), *self.settings(o)]
 
     def attribute(self, o: LRScheduler, name: str) -> object:
         if name in self.readable(o):

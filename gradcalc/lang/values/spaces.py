@@ -60,13 +60,18 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
         "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
         "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "BatchNorm1d",
         "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Embedding", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
+        "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "LeakyReLU", "ELU", "SELU", "Hardtanh", "ReLU6",
+        "Mish", "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "GLU", "CosineSimilarity", "PairwiseDistance",
     ),
     "nn.functional": (
         "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
         "avg_pool2d", "adaptive_avg_pool2d", "one_hot", "pad", "dropout", "dropout1d", "dropout2d", "dropout3d",
         "batch_norm", "embedding", "smooth_l1_loss", "huber_loss", "kl_div",
+        "leaky_relu", "elu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "logsigmoid", "mish", "softsign", "glu",
+        "normalize", "cosine_similarity", "pairwise_distance", "leaky_relu_", "elu_", "selu_", "hardtanh_",
     ),
-    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS"),
-    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR"),
+    "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS", "Adamax", "NAdam", "RAdam", "Adadelta"),
+    "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR", "LinearLR", "CosineAnnealingLR",
+                           "OneCycleLR", "ReduceLROnPlateau"),
     "": ("Generator",),  # top-level (torch.Generator): its value has a surface of its own (objects.py)
 }
