@@ -227,8 +227,9 @@ INPLACE_NAMES = {"copy_": _ARITHMETIC, "__setitem__": _ARITHMETIC, "sub_": _ARIT
                  "div_": _ARITHMETIC, "__isub__": _ARITHMETIC, "__imul__": _ARITHMETIC, "__itruediv__": _ARITHMETIC,
                  "masked_fill_": _ARITHMETIC, "pow_": "aten::pow_", "__ipow__": "aten::pow_",
                  "clamp_": "aten::clamp_", "clamp_min_": "aten::clamp_min_", "clamp_max_": "aten::clamp_max_"}
+# (masked_fill_ is not one: its value is 0-d in every sample, not an operand laid out as the batch)
 ELEMENTWISE_INPLACE = {"add_", "sub_", "mul_", "div_", "pow_", "copy_", "fill_", "clamp_", "clamp_min_",
-                       "clamp_max_", "masked_fill_"}
+                       "clamp_max_"}
 
 def inplace_error(name: str = "inplace arithmetic") -> Exception:
     """PyTorch's error for an in-place operation that would write a batched value into a tensor that is not."""

@@ -72,6 +72,8 @@ DIFFERENT_VALUE: set[tuple[str, str]] = set()
 DIFFERENT_IN = {
     ("remainder", "MulBackward0", "self"): "the divisor's gradient -grad * (self // other): gradcalc detaches the "
     "floor division, so the product saves no factor for it; PyTorch keeps an edge to it",
+    ("masked_fill", "SumBackward0", "self_sym_sizes"): "the value's gradient: gradcalc sums the gradient with the "
+    "places the mask does not hold zeroed (the input's shape), PyTorch the masked_select of it (one dim)",
 }
 # Where a graph part from PyTorch's, (sample, graph) -> the first nodes that differ, (gradcalc's, PyTorch's): the
 # graphs a create_graph gradient records are PyTorch's in their node names up to these (then the walk stops there)
@@ -93,6 +95,8 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("max", 1): {("WhereBackward0", "ScatterBackward0")},
     ("min", 1): {("WhereBackward0", "ScatterBackward0")},
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
+    ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},
+    ("masked_fill", 2): {("MaskedFillBackward0", "MaskedSelectBackward0")},  # see DIFFERENT_IN
     ("remainder", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
     # tensor ** tensor: PyTorch's where() for a zero exponent masks with a constant that needs no edge
     ("pow", 1): {("MulBackward0", "None")},

@@ -43,6 +43,7 @@ from . import (
     random,
     reductions,
     reorder,
+    scatter,
     shape,
     smooth_losses,
     softmax,
@@ -55,7 +56,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
+    reorder, scatter, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
     normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 

@@ -209,7 +209,8 @@ class IndexAddBackward0(Node):
         gx = g if needs(self, 0) else None
         gs = None
         if needs(self, 1):
-            gs = I.index(g, self.picker)
+            # a 0-d input's gradient is the one row of the source (of one element)
+            gs = I.index(g, self.picker) if g._data.ndim else S.reshape(g, (1,) * self.source_dim)
             if self.alpha != 1:
                 gs = mul_scalar(gs, self.alpha)
         return (gx, gs)
