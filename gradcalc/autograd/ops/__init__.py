@@ -25,6 +25,7 @@ from . import (
     classification,
     conv,
     creation,
+    cumulative,
     device,
     divergence,
     dropout,
@@ -41,6 +42,7 @@ from . import (
     normalization,
     pooling,
     random,
+    rearrange,
     reductions,
     reorder,
     scatter,
@@ -55,9 +57,9 @@ from . import (
 # in the order of their layers (each imports only modules before it); later modules' entries replace earlier
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, scatter, nn, losses, classification, conv, pooling, einsum, encoding, creation, device, random, spellings,
-    normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
+    basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace,
+    indexing, reorder, scatter, rearrange, cumulative, nn, losses, classification, conv, pooling, einsum, encoding,
+    creation, device, random, spellings, normalization, batch_norm, dropout, embedding, smooth_losses, divergence,
 )
 
 
