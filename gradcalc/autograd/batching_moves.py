@@ -184,7 +184,7 @@ def _at_least(x: Any, rank: int, want: int) -> Any:
     return bind("unsqueeze", x, 1)
 
 
-def stack_rule(name: str) -> Any:
+def hvstack_rule(name: str) -> Any:
     """hstack, vstack of a list of tensors (each batched or not): each made a batch of at least 1 (2) dims, then
     joined one dim further."""
     want = 1 if name == "hstack" else 2
@@ -280,3 +280,32 @@ def diff_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
         raise NoRule  # each sample's own error
     extra = {k: materialize(given[k], at.get(k), size) for k in ("prepend", "append") if given.get(k) is not None}
     return bind("diff", x, given.get("n", 1), sample_dim(given.get("dim", -1), rank), **extra), 0
+
+
+def argsort_rule(args: tuple, dims: tuple, dim: int = -1, descending: bool = False,
+                 stable: bool = False) -> tuple[Any, Any]:
+    """argsort of a batch: along the sample's dim shifted by one."""
+    (x, *rest), (d, *_) = args, dims
+    dim = rest[0] if rest else dim
+    descending = rest[1] if len(rest) > 1 else descending
+    x, rank = front(x, d)
+    if rank == 0:
+        raise NoRule
+    return bind("argsort", x, sample_dim(dim, rank), descending), 0
+
+
+def topk_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """topk of a batch: along the sample's dim shifted by one."""
+    (x, k, *rest), (d, *_) = args, dims
+    dim = rest[0] if rest else params.pop("dim", -1)
+    x, rank = front(x, d)
+    if rank == 0:
+        raise NoRule
+    return bind("topk", x, k, sample_dim(dim, rank), *rest[1:], **params), (0, 0)
+
+
+def nonzero_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """PyTorch's error: how many indices each sample has differs, which no batch can hold."""
+    raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
+                       "over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
+                       "need this feature.")

@@ -97,6 +97,7 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("max", 1): {("WhereBackward0", "ScatterBackward0")},
     ("min", 1): {("WhereBackward0", "ScatterBackward0")},
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
+    ("topk", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},
     ("masked_fill", 2): {("MaskedFillBackward0", "MaskedSelectBackward0")},  # see DIFFERENT_IN
     # cumprod's gradient where the input holds a zero: gradcalc's products without each element, PyTorch's in-place

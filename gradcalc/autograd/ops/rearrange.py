@@ -366,7 +366,7 @@ def _at_least(x: Tensor, ndim: int) -> Tensor:
     return S.unsqueeze(x, 0)
 
 
-@spec.op("hstack", method=False, vmap=spec.rule("stack_rule", "hstack"),
+@spec.op("hstack", method=False, vmap=spec.rule("hvstack_rule", "hstack"),
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.hstack([a, a * 2]) * 1.5 + L.hstack((b, b[0])).sum()))
 def hstack(tensors: Any) -> Tensor:
     """The tensors joined horizontally: along dimension 1, or 0 for vectors (numbers count as vectors)."""
@@ -374,7 +374,7 @@ def hstack(tensors: Any) -> Tensor:
     return J.cat(items, 0 if items[0]._data.ndim == 1 else 1)
 
 
-@spec.op("vstack", method=False, vmap=spec.rule("stack_rule", "vstack"),
+@spec.op("vstack", method=False, vmap=spec.rule("hvstack_rule", "vstack"),
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.vstack([a, b]) * 1.5 + L.vstack((b, b)).sum()))
 def vstack(tensors: Any) -> Tensor:
     """The tensors joined vertically, along dimension 0 (vectors count as rows)."""
