@@ -138,9 +138,9 @@ def roll(input: Tensor, shifts: Any, dims: Any = None) -> Tensor:  # noqa: A002
     given = _int_tuple(dims, "roll(): dims")
     if len(s) != len(given):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(s)}, dims:{len(given)}")
-    axes = tuple(S.dim_index(d, input._data.ndim) for d in given)
     if not input._data.ndim:
-        return _roll(input, s, None, given)
+        raise IndexError(f"Dimension specified as {given[0]} but tensor has no dimensions")
+    axes = tuple(S.dim_index(d, input._data.ndim) for d in given)
     return _roll(input, s, axes, given)
 
 
@@ -196,6 +196,8 @@ def _repeat(x: Tensor, repeats: tuple[int, ...]) -> Tensor:
 def repeat(input: Tensor, *sizes: Any) -> Tensor:  # noqa: A002
     """The tensor repeated `sizes[i]` times along each dimension i (more sizes than dimensions add leading
     dimensions): a new tensor."""
+    if not sizes:
+        raise TypeError('repeat() missing 1 required positional arguments: "repeats"')
     repeats = _int_tuple(sizes[0] if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes, "repeat(): sizes")
     if len(repeats) < input._data.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of dimensions of "
@@ -242,7 +244,8 @@ def repeat_interleave(input: Any, repeats: Any = None, dim: int | None = None, *
         return index_select(x, axis, Tensor._make(np.repeat(np.arange(n, dtype=np.int64), counts), False, None))
     r = int(repeats._data) if isinstance(repeats, Tensor) else int(repeats)
     if r < 0:
-        raise RuntimeError("repeats can not be negative")
+        raise RuntimeError("Repeats must be non-negative" if not isinstance(repeats, Tensor) else
+                           "repeats can not be negative")
     if isinstance(repeats, Tensor):  # a 0-d tensor of counts: PyTorch selects by index
         return index_select(x, axis, Tensor._make(np.repeat(np.arange(n, dtype=np.int64), r), False, None))
     shape = x._data.shape
@@ -342,6 +345,8 @@ def trace(input: Tensor) -> Tensor:  # noqa: A002
     d = input._data
     if d.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {d.ndim}")
+    if d.dtype == np.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     node = record(TraceBackward0, input)
     if node is not None:
         node.in_shape = d.shape

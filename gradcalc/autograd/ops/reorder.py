@@ -146,8 +146,8 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     if d.ndim == 0:
         if node is not None:
             node.in_shape, node.index, node.dim, node.given = (), (), 0, int(dim)
-        values = d.copy() if k else np.zeros((0,), d.dtype)
-        return return_types.topk(result(values, node), Tensor._make(np.zeros(values.shape, np.int64), False, None))
+        # (PyTorch gives the 0-d value for k = 0 too)
+        return return_types.topk(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
     axis = S.dim_index(dim, d.ndim)
     idx = np.take(_order(d, axis, largest), np.arange(k), axis=axis)
     index = _full_index(idx.shape, axis, idx)
