@@ -152,7 +152,8 @@ def test_dtypes() -> None:
               lambda L, a: L.flip(a, [0, 1]), lambda L, a: L.roll(a, 1), lambda L, a: a.repeat(2, 1),
               lambda L, a: L.tril(a), lambda L, a: L.trace(a[:, :2]), lambda L, a: L.diff(a),
               lambda L, a: L.diff(a > 0), lambda L, a: L.topk(a, 2), lambda L, a: L.cumsum(a > 0, 1),
-              lambda L, a: L.trace(a > 0), lambda L, a: L.hstack([a, a]), lambda L, a: L.meshgrid(a[0], a[1], indexing="ij")):
+              lambda L, a: L.trace(a > 0), lambda L, a: L.hstack([a, a]),
+              lambda L, a: L.meshgrid(a[0], a[1], indexing="ij")):
         same_outcome(lambda L, f=f: f(L, L.tensor(ints)))
 
 
