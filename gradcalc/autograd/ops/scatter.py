@@ -17,6 +17,7 @@ import numpy as np
 from .. import saved as SV
 from .. import spec
 from ..node import Node
+from ..reasons import worded
 from ..tensor import Tensor
 from . import elementwise as E
 from . import indexing as I
@@ -45,7 +46,9 @@ def _int_index(index: Any, message: str) -> np.ndarray:
         raise TypeError(f"{message.split('(')[0]}(): argument 'index' must be Tensor, not {type(index).__name__}")
     arr = index._data
     if arr.dtype.kind not in "iu":
-        raise RuntimeError(message)
+        what = message.split("(")[0]
+        raise worded(message, f"{what}: the index must hold integers (int64), not {arr.dtype}: make it with "
+                     ".long() or dtype=int64")
     return np.array(arr, dtype=_INT64)
 
 
