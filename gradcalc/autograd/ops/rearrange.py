@@ -17,6 +17,7 @@ import numpy as np
 from .. import saved as SV
 from .. import spec
 from ..node import Node
+from ..reasons import worded
 from ..tensor import Tensor
 from . import indexing as I
 from . import joins as J
@@ -395,17 +396,22 @@ def meshgrid(*tensors: Any, indexing: str | None = None) -> tuple[Tensor, ...]:
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing is None:
-        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+        # PyTorch's warning, without its module's name (which the language does not have)
+        warnings.warn("meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}")
+        raise worded(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {indexing}",
+                     f"meshgrid: indexing must be \"ij\" or \"xy\", not \"{indexing}\"")
     items = list(J._tensor_list(tensors, "meshgrid"))
     for t in items:
         if t._data.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+            raise worded(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}",
+                         f"meshgrid: each tensor must be a vector or a number, not a tensor of {t._data.ndim} "
+                         "dimensions")
     if len({t._data.dtype for t in items}) > 1:
-        raise RuntimeError("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype")
+        raise worded("torch.meshgrid: Expected all tensors in the tensor list to have the same dtype",
+                     "meshgrid: the tensors must all have the same dtype")
     # where each tensor's values run: its own dimension, the first two swapped for 'xy'
     order = list(range(len(items)))
     if indexing == "xy" and len(items) >= 2:
