@@ -222,3 +222,15 @@ def test_saved_values() -> None:
         assert g._saved_index.tolist() == [[0]]
         s = lib.index_select(x, 1, _t(lib, [2, 2])).grad_fn
         assert s._saved_dim == 1 and tuple(s._saved_self_sym_sizes) == (3, 4) and s._saved_index.tolist() == [2, 2]
+
+
+def test_a_src_larger_than_the_index_gets_zeros_where_it_was_not_read() -> None:
+    """PyTorch's backward fails on the shapes here (ScatterAddBackward0 "returned an invalid gradient"); gradcalc
+    gives the gradient by its definition: the places read, zeros elsewhere."""
+    for op in ("scatter_add", "scatter"):
+        x, s = gc.zeros(3, 4, requires_grad=True), gc.ones(2, 5, requires_grad=True)
+        y = getattr(x, op)(1, gc.tensor([[0, 2], [1, 3]]), s * 2.0)
+        (y * gc.arange(12.0).reshape(3, 4)).sum().backward()
+        expected = np.zeros((2, 5))
+        expected[:, :2] = 2.0 * np.array([[0.0, 2.0], [5.0, 7.0]])
+        np.testing.assert_array_equal(s.grad.numpy(), expected)

@@ -151,12 +151,20 @@ def _scatter_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any
 class ScatterAddBackward0(Node):
     """`self` gets the whole gradient, `src` the gradient at the places it was added to (a gather)."""
 
-    __slots__ = ("dim", "given", "index")
+    __slots__ = ("dim", "given", "index", "src_shape")
     replaces = False
 
     def apply(self, g: Tensor) -> tuple:
         return (g if needs(self, 0) else None,
-                gather(g, self.dim, _index_tensor(self)) if needs(self, 1) else None)
+                _src_gradient(self, gather(g, self.dim, _index_tensor(self))) if needs(self, 1) else None)
+
+
+def _src_gradient(node: Node, picked: Tensor) -> Tensor:
+    """src's gradient: the gradient gathered at the places written, zeros where src (larger than the index)
+    was not read (PyTorch's backward fails there on the shapes)."""
+    if picked._data.shape == node.src_shape:
+        return picked
+    return I.index_put_zeros(picked, tuple(slice(0, n) for n in picked._data.shape), node.src_shape)
 
 
 def _src_array(name: str, x: Tensor, src: Any) -> np.ndarray:
@@ -192,7 +200,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
     out = _scattered(input, axis, idx, srcd, add=True)
     node = record(ScatterAddBackward0, input, src)
     if node is not None:
-        node.dim, node.given, node.index = axis, int(dim), idx
+        node.dim, node.given, node.index, node.src_shape = axis, int(dim), idx, srcd.shape
     return result(out, node)
 
 
@@ -204,13 +212,13 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor: 
 class ScatterBackward0(Node):
     """Written places take `src`'s gradient (a gather); `self` keeps the gradient of the places left alone."""
 
-    __slots__ = ("dim", "given", "index")
+    __slots__ = ("dim", "given", "index", "src_shape")
     replaces = True
 
     def apply(self, g: Tensor) -> tuple:
         index = _index_tensor(self)
         return (scatter(g, self.dim, index, 0.0) if needs(self, 0) else None,
-                gather(g, self.dim, index) if needs(self, 1) else None)
+                _src_gradient(self, gather(g, self.dim, index)) if needs(self, 1) else None)
 
 
 @spec.node(
@@ -254,6 +262,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
         axis, idx, _ = _prepare("scatter", input, dim, index, srcd)
         out = _scattered(input, axis, idx, srcd, add=False)
         node = record(ScatterBackward0, input, src)
+        if node is not None:
+            node.src_shape = srcd.shape
     if node is not None:
         node.dim, node.given, node.index = axis, int(dim), idx
     return result(out, node)
