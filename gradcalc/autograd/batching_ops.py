@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import batching as _families
+from . import batching_moves as _moves
 from . import spec as S
 from .batched_tensor import BatchedTensor, shape_of
 from .batching import (
@@ -581,10 +582,12 @@ NAMED.update({"argmax": argmax_rule, "argmin": argmin_rule, "all": all_rule, "an
 
 
 class _Rules:
-    """The rules the specs name (spec.LazyRule): batching.py's and this module's."""
+    """The rules the specs name (spec.LazyRule): batching.py's, batching_moves.py's and this module's."""
 
     def __getattr__(self, name: str) -> Any:
         found = getattr(_families, name, None)
+        if found is None:
+            found = getattr(_moves, name, None)
         return found if found is not None else globals()[name]
 
 

@@ -227,8 +227,10 @@ INPLACE_NAMES = {"copy_": _ARITHMETIC, "__setitem__": _ARITHMETIC, "sub_": _ARIT
                  "div_": _ARITHMETIC, "__isub__": _ARITHMETIC, "__imul__": _ARITHMETIC, "__itruediv__": _ARITHMETIC,
                  "masked_fill_": _ARITHMETIC, "pow_": "aten::pow_", "__ipow__": "aten::pow_",
                  "clamp_": "aten::clamp_", "clamp_min_": "aten::clamp_min_", "clamp_max_": "aten::clamp_max_"}
+# (masked_fill_ is not one: its value is 0-d in every sample, not an operand laid out as the batch)
+ALONG_DIM_INPLACE = {"cumsum_", "cumprod_"}  # in-place operations along one dim of the sample
 ELEMENTWISE_INPLACE = {"add_", "sub_", "mul_", "div_", "pow_", "copy_", "fill_", "clamp_", "clamp_min_",
-                       "clamp_max_", "masked_fill_"}
+                       "clamp_max_"}
 
 def inplace_error(name: str = "inplace arithmetic") -> Exception:
     """PyTorch's error for an in-place operation that would write a batched value into a tensor that is not."""
@@ -261,6 +263,12 @@ def inplace(op: Any, args: tuple, kwargs: dict, lvl: Level) -> Any:
         others = tuple(align(a, level, bdim, rank) for a in args[1:])
         kw = {k: align(v, level, bdim, rank) for k, v in kwargs.items()}
         dispatch(op, (value, *others), kw)
+        return self
+    if name in ALONG_DIM_INPLACE and rank and args[1:] and not kwargs and isinstance(args[1], int):
+        # cumsum_, cumprod_: along the sample's dim, on the whole batch (a loop would bump the shared version
+        # counter between the samples, staling the results the others saved)
+        d = args[1] % rank
+        dispatch(op, (value, d + (d >= bdim), *args[2:]), {})
         return self
     for b in range(lvl.size):
         view = bind("select", value, bdim, b)

@@ -173,6 +173,59 @@ SETS = [C((4, 3), (3,), call=lambda f, x, v: f(x, 1, v), inplace=True),
         C((4, 3), (2, 3), call=lambda f, x, v: f(x, np.array([0, 2]), v), inplace=True),
         C((4, 3), (), call=lambda f, x, v: f(x, np.array([True, False, True, False]), v), inplace=True)]
 
+def _index(*values: Any) -> Tensor:
+    return gradcalc.tensor(np.array(values, dtype=np.int64))
+
+
+def _moving_recipes() -> dict[str, list[Case]]:
+    """gather, scatter, the rearrangements and the running sums and products (ops/scatter.py, rearrange.py,
+    cumulative.py, reorder.py's topk)."""
+    gather = [C((3, 4), call=lambda f, x: f(x, 1, _index([0, 3, 0], [2, 2, 1], [1, 1, 1]))),
+              C((3,), call=lambda f, x: f(x, 0, _index(2, 2, 0, 1)))]
+    scatters = [C((3, 4), (2, 3), call=lambda f, x, s: f(x, 1, _index([0, 3, 1], [2, 0, 1]), s)),
+                C((3,), (2,), call=lambda f, x, s: f(x, 0, _index(2, 0), s))]
+    adds = [C((3, 4), (2, 3), call=lambda f, x, s: f(x, 1, _index([0, 3, 0], [2, 2, 1]), s)),
+            C((3,), (4,), call=lambda f, x, s: f(x, 0, _index(2, 2, 0, 2), s))]
+    fills = [C((2, 3), call=lambda f, x: f(x, x > 0.5, 0.25)), C((2, 3), (), call=lambda f, x, v: f(x, x > 0.5, v)),
+             C((3,), (), call=lambda f, x, v: f(x, gradcalc.tensor([[True, False, True], [False, False, True]]), v))]
+    cumulative = [C((2, 3), args=(1,)), C((2, 3), args=(0,)), C((), args=(0,)), C((4,), args=(-1,))]
+    products = cumulative + [C(ZEROS, args=(1,)), C(ZEROS, args=(0,)), C(ZEROS[0], args=(0,))]
+    return {
+        "gather": gather,
+        "scatter": scatters + [C((3, 4), call=lambda f, x: f(x, 1, _index([0], [2]), 1.5))],
+        "scatter_": [C((3, 4), (2, 3), call=lambda f, x, s: f(x, 1, _index([0, 3, 1], [2, 0, 1]), s), inplace=True)],
+        "scatter_add": adds,
+        "scatter_add_": [C((3,), (4,), call=lambda f, x, s: f(x, 0, _index(2, 2, 0, 2), s), inplace=True)],
+        "index_select": [C((3, 4), call=lambda f, x: f(x, 0, _index(2, 0, 2))),
+                         C((3, 4), call=lambda f, x: f(x, -1, _index(3, 3))),
+                         C((), call=lambda f, x: f(x, 0, _index(0)))],
+        "take": [C((3, 4), call=lambda f, x: f(x, _index([0, 11], [5, -1]))),
+                 C((), call=lambda f, x: f(x, _index(0, 0)))],
+        "masked_fill": fills,
+        "masked_fill_": [C((2, 3), (), call=lambda f, x, v: f(x, x > 0.5, v), inplace=True)],
+        "flip": [C((2, 3), args=((0,),)), C((2, 3), args=((0, -1),)), C((), args=((),))],
+        "fliplr": [C((2, 3))], "flipud": [C((2, 3)), C((3,))],
+        "roll": [C((2, 3), args=(1,)), C((2, 3), args=((1, -2), (0, 1))), C((3,), args=(-4, 0))],
+        "repeat": [C((2, 3), args=(2, 1, 3)), C((2, 3), args=(1, 1)), C((), args=(3,)), C((2, 3), args=(0, 1))],
+        "tile": [C((2, 3), args=((2,),)), C((2, 3), args=((2, 1, 1),))],
+        "repeat_interleave": [C((2, 3), args=(2,)), C((2, 3), args=(3,), dim=0),
+                              C((2, 3), call=lambda f, x: f(x, _index(1, 0, 2), dim=1))],
+        "tril": [C((3, 4)), C((3, 4), args=(-1,)), C((2, 3, 3), args=(1,))],
+        "triu": [C((3, 4)), C((3, 4), args=(1,)), C((2, 3, 3), args=(-1,))],
+        "tril_": [C((3, 4), args=(-1,), inplace=True)], "triu_": [C((3, 4), args=(1,), inplace=True)],
+        "trace": [C((3, 4)), C((3, 3))],
+        "broadcast_to": [C((3, 1), args=((2, 3, 4),)), C((), args=((2,),))],
+        "hstack": [C((2, 3), (2, 1), call=lambda f, a, b: f([a, b])), C((3,), (), call=lambda f, a, b: f((a, b)))],
+        "vstack": [C((2, 3), (3,), call=lambda f, a, b: f([a, b]))],
+        "meshgrid": [C((3,), (2,), call=lambda f, a, b: f(a, b, indexing="ij")[0] * f(a, b, indexing="ij")[1]),
+                     C((3,), (2,), call=lambda f, a, b: f([a, b], indexing="xy")[1])],
+        "cumsum": cumulative, "cumsum_": [C((2, 3), args=(1,), inplace=True)],
+        "cumprod": products, "cumprod_": [C((2, 3), args=(0,), inplace=True), C(ZEROS, args=(1,), inplace=True)],
+        "diff": [C((2, 4)), C((2, 4), args=(2, 0)), C((3,), (2,), call=lambda f, x, p: f(x, prepend=p, append=p))],
+        "topk": [C((3, 4), args=(2,)), C((3, 4), args=(2, 0, False)), C((), args=(1,))],
+    }
+
+
 RECIPES: dict[str, list[Case]] = {
     # elementwise: every row of UNARY on a domain where all are defined, the signed ones on both signs
     **{name: unary() for name in UNARY},
@@ -277,6 +330,7 @@ RECIPES.update({
     "index_add": [C((4, 3), (2, 3), call=lambda f, x, v: f(x, 0, gradcalc.tensor([0, 2]), v))],
     "index_add_": [C((4, 3), (2, 3), call=lambda f, x, v: f(x, 0, gradcalc.tensor([0, 2]), v), inplace=True)],
     "cpu": unary(),
+    **_moving_recipes(),
     "addmm": [C((3,), (2, 4), (4, 3)), C((2, 3), (2, 4), (4, 3))],
     "binary_cross_entropy_with_logits": [
         C((4,), (4,), call=lambda f, a, t: f(a, t * 0.5)),
@@ -323,6 +377,7 @@ NOT_DIFFERENTIABLE = {
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
     "is_cpu", "is_cuda", "is_meta", "__deepcopy__", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
+    "argsort", "nonzero",
     # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
     "bool", "long", "int", "half", "element_size", "is_floating_point", "ndimension", "nelement", "numel",
     "empty_like", "logspace",

@@ -74,6 +74,10 @@ DIFFERENT_IN = {
     ("remainder", "MulBackward0", "self"): "the divisor's gradient -grad * (self // other): gradcalc detaches the "
     "floor division, so the product saves no factor for it; PyTorch keeps an edge to it",
     ("fmod", "MulBackward0", "self"): "the divisor's gradient -grad * trunc(self / other): as remainder's",
+    ("diff", "SliceBackwardBackward0", "start"): "the two slices' gradients are added in the other order",
+    ("diff", "SliceBackwardBackward0", "end"): "the two slices' gradients are added in the other order",
+    ("masked_fill", "SumBackward0", "self_sym_sizes"): "the value's gradient: gradcalc sums the gradient with the "
+    "places the mask does not hold zeroed (the input's shape), PyTorch the masked_select of it (one dim)",
 }
 # Where a graph part from PyTorch's, (sample, graph) -> the first nodes that differ, (gradcalc's, PyTorch's): the
 # graphs a create_graph gradient records are PyTorch's in their node names up to these (then the walk stops there)
@@ -95,6 +99,19 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("max", 1): {("WhereBackward0", "ScatterBackward0")},
     ("min", 1): {("WhereBackward0", "ScatterBackward0")},
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
+    ("topk", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
+    ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},
+    ("masked_fill", 2): {("MaskedFillBackward0", "MaskedSelectBackward0")},  # see DIFFERENT_IN
+    # cumprod's gradient where the input holds a zero: gradcalc's products without each element, PyTorch's in-place
+    # copies into slices
+    ("cumprod", 1): {("PermuteBackward0", "CopySlices")},
+    ("trace", 1): {("IndexPutImplBackward0", "ViewBackward0")},  # PyTorch's index_fill of a flattened view
+    ("repeat_interleave", 1): {("ViewBackward0", "ReshapeAliasBackward0")},
+    # the two slices' gradients of diff are added in the other order (see DIFFERENT_IN), so the graphs above differ
+    ("diff", 1): {(a, b) for x in ("ExpandBackward0", "MulBackward0", "AddBackward0")
+                  for a, b in ((x, "NegBackward0"), ("NegBackward0", x))},
+    # the gradients of meshgrid's grids reach the vectors' slices in another order (their sum is the same)
+    ("meshgrid", 1): {("SliceBackwardBackward0", "ViewBackward0"), ("ViewBackward0", "SliceBackwardBackward0")},
     ("remainder", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
     ("fmod", 2): {("None", "DivBackward2")},  # see DIFFERENT_IN
     # det's gradient: gradcalc multiplies by the inverse, PyTorch solves with the saved LU (linalg_solve)

@@ -26,6 +26,7 @@ from . import (
     classification,
     conv,
     creation,
+    cumulative,
     device,
     divergence,
     dropout,
@@ -45,8 +46,10 @@ from . import (
     pooling,
     predicates,
     random,
+    rearrange,
     reductions,
     reorder,
+    scatter,
     shape,
     smooth_activations,
     smooth_losses,
@@ -59,10 +62,10 @@ from . import (
 # in the order of their layers (each imports only modules before it); later modules' entries replace earlier
 # ones of the same name (device's constructors take `device=`)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace, indexing,
-    reorder, nn, activations, smooth_activations, losses, classification, conv, pooling, einsum, encoding, creation,
-    device, random, spellings, normalization, batch_norm, dropout, embedding, smooth_losses, divergence, pointwise,
-    predicates, inverses,
+    basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace,
+    indexing, reorder, scatter, rearrange, cumulative, nn, activations, smooth_activations, losses, classification,
+    conv, pooling, einsum, encoding, creation, device, random, spellings, normalization, batch_norm, dropout,
+    embedding, smooth_losses, divergence, pointwise, predicates, inverses,
 )
 
 

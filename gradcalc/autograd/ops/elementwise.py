@@ -426,17 +426,35 @@ class WhereBackward0(Node):
     formula={"self": "grad.masked_fill(mask, 0)"},
     saved={"mask": SV.tensor(0)},
     jvp=lambda node, inputs, out, tangents: masked_fill(tangents[0], node.unpack_saved(True)[0], 0.0),
-    tangent="self_t.masked_fill(mask, 0)", batched=spec.BROADCASTS,
+    tangent="self_t.masked_fill(mask, 0)", batched=lambda node, g: _masked_batched(node, g, 0),
 )
 class MaskedFillBackward0(Node):
-    """The gradient passes where the mask does not hold; the mask is saved, as PyTorch's."""
+    """The gradient passes where the mask does not hold; the mask is saved, as PyTorch's. `in_shape`: the
+    input's shape when the mask broadcast it to a larger one (its gradient is summed back), else None."""
 
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
         (mask,) = self.unpack_saved(True)
-        return (masked_fill(g, mask, 0.0),)
+        out = masked_fill(g, mask, 0.0)
+        return (out if self.in_shape is None else sum_to(out, self.in_shape),)
+
+
+def _masked_batched(node: Node, g: np.ndarray, i: int) -> tuple:
+    """The batched backward of the masked_fill nodes (rows of gradients, the batch dim first)."""
+    (mask,) = node.unpack_saved(True)
+    if i == 1 and node._next[0] is None:
+        return (None, np.where(mask, g, 0.0).reshape(g.shape[0], -1).sum(1))
+    out = np.where(mask, 0.0, g).astype(g.dtype, copy=False)
+    if node.in_shape is not None:
+        rank = out.ndim - 1
+        padded = (g.shape[0],) + (1,) * (rank - len(node.in_shape)) + tuple(node.in_shape)
+        out = sum_to(out, padded).reshape((g.shape[0],) + tuple(node.in_shape))
+    if i == 0:
+        return (out,)
+    value = None if node._next[1] is None else np.where(mask, g, 0.0).reshape(g.shape[0], -1).sum(1)
+    return (out, value)
 
 
 def masked_fill(x: Any, mask: np.ndarray, value: float) -> Any:
@@ -445,6 +463,7 @@ def masked_fill(x: Any, mask: np.ndarray, value: float) -> Any:
         return np.where(mask, value, x)
     node = record(MaskedFillBackward0, x)
     if node is not None:
+        node.in_shape = None
         node.save(Tensor._make(np.asarray(mask), False, None))
     return result(np.where(mask, value, x._data).astype(x._data.dtype, copy=False), node)
 
@@ -452,22 +471,39 @@ def masked_fill(x: Any, mask: np.ndarray, value: float) -> Any:
 @spec.node(
     formula={"self": "grad.masked_fill(mask, 0)", "value": "masked_fill_backward(grad, mask)"},
     saved={"mask": SV.tensor(0)},
-    jvp=lambda node, inputs, out, tangents: None if tangents[1] is None else filled_where(
-        node.unpack_saved(True)[0], tangents[1]),
-    tangent="self_t.masked_fill(mask, value_t)",
+    jvp=lambda node, inputs, out, tangents: _masked_fill1_jvp(node, tangents),
+    tangent="self_t.masked_fill(mask, value_t)", batched=lambda node, g: _masked_batched(node, g, 1),
 )
 class MaskedFillBackward1(Node):
-    """Zeros filled with a 0-d tensor `value` where the mask holds: the value's gradient is the sum of the
-    incoming gradient there. Edges to the zeros (none) and to the value, as PyTorch's masked_fill.Tensor."""
+    """A tensor filled with a 0-d tensor `value` where the mask holds: the tensor's gradient passes elsewhere,
+    the value's is the sum of the incoming gradient there. Edges to the tensor (none for the zeros backward
+    formulas fill) and to the value, as PyTorch's masked_fill.Tensor. `in_shape` as MaskedFillBackward0's."""
 
-    __slots__ = ()
+    __slots__ = ("in_shape",)
     raw_ok = True
 
     def apply(self, g: Any) -> tuple:
         (mask,) = self.unpack_saved(True)
+        gx = None
+        if needs(self, 0):
+            gx = masked_fill(g, mask, 0.0)
+            if self.in_shape is not None:
+                gx = sum_to(gx, self.in_shape)
+        if not needs(self, 1):
+            return (gx, None)
         if type(g) is not Tensor:
-            return (None, np.sum(np.where(mask, g, 0.0)))
-        return (None, masked_fill(g, ~mask, 0.0).sum())
+            return (gx, np.sum(np.where(mask, g, 0.0)))
+        return (gx, masked_fill(g, ~mask, 0.0).sum())
+
+
+def _masked_fill1_jvp(node: Node, tangents: tuple) -> Any:
+    (mask,) = node.unpack_saved(True)
+    tx, tv = tangents
+    filled = None if tv is None else filled_where(mask, tv)
+    if tx is None:
+        return filled
+    kept = masked_fill(tx, mask, 0.0)
+    return kept if filled is None else kept + filled
 
 
 def filled_where(mask: np.ndarray, value: Any) -> Any:
@@ -477,6 +513,7 @@ def filled_where(mask: np.ndarray, value: Any) -> Any:
         return np.where(mask, value, 0.0)
     node = record(MaskedFillBackward1, None, value)
     if node is not None:
+        node.in_shape = None
         node.save(Tensor._make(np.asarray(mask), False, None))
     return result(np.where(mask, value._data, 0.0).astype(value._data.dtype, copy=False), node)
 

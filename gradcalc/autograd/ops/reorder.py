@@ -1,4 +1,5 @@
-"""Operations that move elements to other places: `sort`, `movedim`, `diag`, `index_add`.
+"""Operations that move elements to other places: `sort`, `argsort`, `topk`, `nonzero`, `movedim`, `diag`,
+`index_add`.
 
 Their backward formulas are written with advanced indexing (`indexing.index`, `indexing.index_put_zeros`),
 which is differentiable, so each can be differentiated again; their forward rules are the same movements of the
@@ -71,17 +72,104 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
             node.in_shape, node.index, node.dim = (), (), 0
         return return_types.sort(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
     axis = S.dim_index(dim, d.ndim)
-    key = d
-    if descending:
-        key = -d.astype(np.float64) if d.dtype.kind != "f" else -d
-        if d.dtype.kind == "f":
-            key = np.where(np.isnan(d), -np.inf, key)  # NaN first when descending
-    idx = np.argsort(key, axis=axis, kind="stable")
+    idx = _order(d, axis, descending)
     index = _full_index(d.shape, axis, idx)
     node = record(SortBackward0, x)
     if node is not None:
         node.in_shape, node.index, node.dim = d.shape, index, axis
     return return_types.sort(result(d[index], node), Tensor._make(idx.astype(np.int64), False, None))
+
+
+def _order(d: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    """The stable order along `axis` that sorts `d` (NaN as the largest value, as in PyTorch)."""
+    key = d
+    if descending:
+        key = -d.astype(np.float64) if d.dtype.kind != "f" else -d
+        if d.dtype.kind == "f":
+            key = np.where(np.isnan(d), -np.inf, key)  # NaN first when descending
+    elif d.dtype.kind == "b":
+        key = d.astype(np.int8)
+    return np.argsort(key, axis=axis, kind="stable")
+
+
+@spec.op("argsort", vmap=spec.rule("argsort_rule"),
+         sample=spec.Sample(((3, 4),), lambda L, a: (a * L.argsort(a, 1) + a.argsort(0, descending=True)).sin(),
+                            spec.DISTINCT))
+def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:  # noqa: A002
+    """The indices that sort `input` along `dim` (`sort`'s indices; equal values keep their order). An integer
+    result: no gradient."""
+    d = input._data
+    if d.ndim == 0:
+        return Tensor._make(np.zeros((), np.int64), False, None)
+    return Tensor._make(_order(d, S.dim_index(dim, d.ndim), descending).astype(np.int64), False, None)
+
+
+# -- topk ----------------------------------------------------------------------------------------------------
+@spec.node(
+    formula={"self": "value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), true)"},
+    saved={"dim": SV.field("given", lambda d: int(d) % 2**64), "indices": SV.Spec(_sort_indices, True),
+           "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: I.index(tangents[0], node.index) if node.index != () else tangents[0],
+    tangent="gather(self_t, dim, indices)",
+)
+class TopkBackward0(Node):
+    """The gradient goes back to where each of the k values came from."""
+
+    __slots__ = ("in_shape", "index", "dim", "given")
+    raw_ok = True
+
+    def apply(self, g: Any) -> tuple:
+        if self.index == ():
+            return (g,)
+        if type(g) is Tensor:
+            return (I.index_put_zeros(g, self.index, self.in_shape),)
+        return (I._scatter_add(g, self.index, self.in_shape),)
+
+
+return_types.topk = type("topk", (_ValuesIndices,), {"__slots__": (), "_name": "topk",  # type: ignore[attr-defined]
+                                                      "__qualname__": "return_types.topk"})
+
+
+@spec.op("topk", vmap=spec.rule("topk_rule"), nodes=(TopkBackward0,),
+         sample=spec.Sample(((3, 4),), lambda L, a: L.topk(a, 2)[0].exp() + a.topk(2, 0, largest=False).values.sum(),
+                            spec.DISTINCT))
+def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The `k` largest values of `input` along `dim` (the smallest with `largest=False`) and their indices, as
+    `(values, indices)` (`torch.return_types.topk`), largest first (smallest first); NaN counts as the largest.
+    The values come sorted whatever `sorted` says (PyTorch leaves their order open then)."""
+    d = input._data
+    k = int(k)
+    n = d.shape[S.dim_index(dim, d.ndim)] if d.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    node = record(TopkBackward0, input)
+    if d.ndim == 0:
+        if node is not None:
+            node.in_shape, node.index, node.dim, node.given = (), (), 0, int(dim)
+        # (PyTorch gives the 0-d value for k = 0 too)
+        return return_types.topk(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
+    axis = S.dim_index(dim, d.ndim)
+    idx = np.take(_order(d, axis, largest), np.arange(k), axis=axis)
+    index = _full_index(idx.shape, axis, idx)
+    if node is not None:
+        node.in_shape, node.index, node.dim, node.given = d.shape, index, axis, int(dim)
+    return return_types.topk(result(d[index], node), Tensor._make(idx.astype(np.int64), False, None))
+
+
+# -- nonzero -------------------------------------------------------------------------------------------------
+@spec.op("nonzero", vmap=spec.rule("nonzero_rule"),
+         sample=spec.Sample(((3, 4),), lambda L, a: a[L.nonzero(a > 0, as_tuple=True)].sum()
+                            + (a * (a > 0).nonzero().sum()).sum()))
+def nonzero(input: Tensor, *, as_tuple: bool = False) -> Any:  # noqa: A002
+    """The indices of the elements that are not zero: a tensor with one row per element and one column per
+    dimension, or with `as_tuple=True` a tuple of one index vector per dimension. Integer results: no gradient."""
+    d = input._data
+    if as_tuple:
+        found = np.nonzero(d.reshape(1) if d.ndim == 0 else d)
+        return tuple(Tensor._make(i.astype(np.int64), False, None) for i in found)
+    if d.ndim == 0:
+        return Tensor._make(np.zeros((int(d != 0), 0), np.int64), False, None)
+    return Tensor._make(np.argwhere(d).astype(np.int64), False, None)
 
 
 # -- movedim -------------------------------------------------------------------------------------------------
@@ -209,7 +297,8 @@ class IndexAddBackward0(Node):
         gx = g if needs(self, 0) else None
         gs = None
         if needs(self, 1):
-            gs = I.index(g, self.picker)
+            # a 0-d input's gradient is the one row of the source (of one element)
+            gs = I.index(g, self.picker) if g._data.ndim else S.reshape(g, (1,) * self.source_dim)
             if self.alpha != 1:
                 gs = mul_scalar(gs, self.alpha)
         return (gx, gs)
