@@ -21,6 +21,7 @@ from ..reasons import worded
 from ..tensor import Tensor
 from . import elementwise as E
 from . import indexing as I
+from . import inplace as IP
 from . import shape as S
 from .core import broadcast_message, needs, record, result
 from .reorder import index_add
@@ -364,7 +365,14 @@ def _mask_array(mask: Any) -> np.ndarray:
     return m
 
 
-@spec.op("masked_fill", inplace=True, vmap=spec.rule("masked_fill_rule"),
+def _masked_fill_(self: Tensor, mask: Tensor, value: Any) -> Tensor:
+    """In-place masked_fill: writes the result into this tensor. The value, one number, is read once (as
+    PyTorch's masked_fill_ reads it), so it may be an element of this very tensor (`x.masked_fill_(m, x[0])`)."""
+    return IP.apply_inplace(self, lambda t: masked_fill(t, mask, value), "masked_fill_", mask, value,
+                            cast_check=True, overlap=False)
+
+
+@spec.op("masked_fill", inplace=_masked_fill_, vmap=spec.rule("masked_fill_rule"),
          nodes=(E.MaskedFillBackward0, E.MaskedFillBackward1),
          sample=spec.Sample(((3, 4), ()), lambda L, a, v: L.masked_fill(a, a > 0.5, 2.0)
                             + a.masked_fill(L.tensor([True, False, False, True]), v)
