@@ -19,7 +19,7 @@ torch = pytest.importorskip("torch")
 VIEWS = ["b", "b[1:]", "b[:-1]", "b[0]", "b[2]", "b[1:2]", "b[::2]", "b[1::2]", "b.view(2, 3)[0]",
          "b.view(2, 3)[:, 1]", "b.view(3, 2)[1:]", "b.view(6, 1)[:3, 0]", "b[2:5]", "b.clone()[1:4]"]
 OPS = ["t.add_(s)", "t.sub_(s)", "t.mul_(s)", "t.div_(s)", "t += s", "t.copy_(s)", "t.clamp_(min=s)",
-       "t.pow_(s)", "t[...] = s", "t[[0]] = s"]
+       "t.pow_(s)", "t[...] = s", "t[[0]] = s", "t.masked_fill_(t > 2, s)", "t.lerp_(s, 0.5)", "t.addcmul_(s, s)"]
 
 
 def _run(M: Any, target: str, source: str, op: str) -> tuple[str, Any]:
