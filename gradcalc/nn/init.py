@@ -162,19 +162,38 @@ def kaiming_normal_(tensor: Tensor, a: float = 0, mode: str = "fan_in", nonlinea
 
 def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
                   generator: Any = None) -> Tensor:
-    """Fill with values drawn from N(mean, std²) truncated to [a, b] (redrawn until inside: the same law as
-    PyTorch's inverse-CDF method, not its draws)."""
+    """Fill with values drawn from N(mean, std²) truncated to [a, b], by PyTorch's method (its law, not its
+    draws): where [a, b] holds more than 0.3 of the normal's mass, normal draws redrawn until inside; else
+    uniform draws on [a, b] kept with probability pdf(x) / pdf(mode), which ends however far [a, b] lies in a
+    tail (redrawing normal draws there would not)."""
     _check(tensor, "trunc_normal_")
-    if not a < b:
-        raise ValueError(f"trunc_normal_: a ({a}) must be below b ({b})")
+    if std == 0:
+        raise ZeroDivisionError("division by zero")  # (PyTorch's, from its normal CDF)
+    if (mean < a - 2 * std) or (mean > b + 2 * std):
+        warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
+                      "be incorrect.", stacklevel=2)
+    mass = (math.erf((b - mean) / std / math.sqrt(2.0)) - math.erf((a - mean) / std / math.sqrt(2.0))) / 2.0
     shape = tensor._data.shape
     out = np.empty(shape).reshape(-1)
     todo = np.arange(out.size)
+    mode = max(a, min(mean, b))
+    log_peak = -0.5 * ((mode - mean) / std) ** 2
+    if not mass > 0.3:  # PyTorch's uniform_ on [a, b] refuses what it refuses there
+        if a > b:
+            raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={a:g} > to={b:g}")
+        if not (math.isfinite(a) and math.isfinite(b)):
+            raise RuntimeError(f"{'from' if not math.isfinite(a) else 'to'} is out of bounds for double")
     while todo.size:
-        draws = _R._draw(generator, lambda r, n=todo.size: r.standard_normal(n)) * std + mean
-        inside = (draws >= a) & (draws <= b)
-        out[todo[inside]] = draws[inside]
-        todo = todo[~inside]
+        if mass > 0.3:
+            draws = _R._draw(generator, lambda r, n=todo.size: r.standard_normal(n)) * std + mean
+            keep = ~((draws < a) | (draws > b))  # (PyTorch's test, as written: a NaN is kept)
+        else:
+            draws = _R._draw(generator, lambda r, n=todo.size: r.uniform(a, b, n))
+            log_u = np.log(_R._draw(generator, lambda r, n=todo.size: r.random(n)))
+            with np.errstate(invalid="ignore"):  # an infinite or NaN mean: PyTorch's test keeps every draw
+                keep = ~(log_u > -0.5 * ((draws - mean) / std) ** 2 - log_peak)
+        out[todo[keep]] = draws[keep]
+        todo = todo[~keep]
     return _write(tensor, out.reshape(shape))
 
 

@@ -95,8 +95,8 @@ def signature_text(name: str, fn: Callable[..., object], method: bool = False) -
     """`sum(x, dim=, keepdim=False)`: how `:help` and messages show a built-in's parameters."""
     parts = []
     for p in engine_parameters(fn, method):
-        if p.kind is inspect.Parameter.VAR_POSITIONAL:
-            parts.append(f"*{p.name}")
+        if p.kind is inspect.Parameter.VAR_POSITIONAL:  # (`*args`, Python's name for any values: `*values`)
+            parts.append(f"*{'values' if p.name == 'args' else p.name}")
         elif p.kind is inspect.Parameter.VAR_KEYWORD:
             continue
         elif p.default is inspect.Parameter.empty:
