@@ -20,20 +20,22 @@ MULTIPLE = 4.0
 
 
 def float32_error_bound(theirs: np.ndarray, reference: np.ndarray, steps: int,
-                        scale: float | None = None) -> float:
+                        scale: float | None = None, envelope: float = 0.0) -> float:
     """The largest error (max norm) that a float32 result may have from `reference`: `MULTIPLE` times
     PyTorch's error, or `steps` roundings of float32 at the computation's scale, whichever is larger. The
     scale is the size of the values the computation went through (`scale`, default the reference's own): a
-    value that crossed zero carries the rounding of the larger values it was computed from."""
+    value that crossed zero carries the rounding of the larger values it was computed from. `envelope`: PyTorch's
+    largest error over the same trajectory (an optimizer's): an error that changes sign passes near zero at some
+    step, and two rounding orders' errors grow at different steps; the run's error is of the envelope's size."""
     ref = np.asarray(reference, dtype=np.float64)
     if scale is None:
         scale = float(np.abs(ref).max(initial=0.0))
     theirs_error = float(np.abs(np.asarray(theirs, dtype=np.float64) - ref).max(initial=0.0))
-    return max(MULTIPLE * theirs_error, steps * EPS32 * max(scale, 1e-30))
+    return max(MULTIPLE * max(theirs_error, envelope), steps * EPS32 * max(scale, 1e-30))
 
 
 def assert_float32_close(ours: np.ndarray, theirs: np.ndarray, reference: np.ndarray, *, steps: int,
-                         scale: float | None = None, what: str = "") -> None:
+                         scale: float | None = None, what: str = "", envelope: float = 0.0) -> None:
     """gradcalc's float32 `ours` is as close to the float64 `reference` as PyTorch's float32 `theirs` allows
     (see `float32_error_bound`); `steps` is the computation's length in roundings per element, `scale` the size
     of the values it went through."""
@@ -41,6 +43,6 @@ def assert_float32_close(ours: np.ndarray, theirs: np.ndarray, reference: np.nda
     assert ours.dtype == np.float32, f"{what}: dtype {ours.dtype}"
     assert ours.shape == np.shape(reference), f"{what}: shape {ours.shape} vs {np.shape(reference)}"
     error = float(np.abs(ours.astype(np.float64) - np.asarray(reference, dtype=np.float64)).max(initial=0.0))
-    bound = float32_error_bound(theirs, reference, steps, scale)
+    bound = float32_error_bound(theirs, reference, steps, scale, envelope)
     assert error <= bound, (f"{what}: gradcalc's float32 error {error:.3g} exceeds {bound:.3g} "
                             f"(PyTorch's error x{MULTIPLE:g} or {steps} roundings)")

@@ -55,10 +55,16 @@ def test_trajectory_matches_torch_float32(config: str) -> None:
     actual, gv, _ = trajectory(gradcalc, name, options, "float32")
     reference, _, _ = trajectory(torch, name, options, "float64", start="float32")
     for i in range(len(SHAPES)):
+        # the size of a float32 run's error over this trajectory: PyTorch's largest, at any step (how the error
+        # of one run grows from step to step depends on its kernels' rounding order: AVX2's fused multiply-adds,
+        # which gradcalc's arithmetic follows, or the generic kernels' separate ones)
+        envelope = max(float(np.abs(np.asarray(e[i], np.float64) - r[i]).max(initial=0.0))
+                       for e, r in zip(expected, reference, strict=True))
         scale = 0.0
         for step, (e, a, r) in enumerate(zip(expected, actual, reference, strict=True)):
             scale = max(scale, float(np.abs(r[i]).max(initial=0.0)))
-            assert_float32_close(a[i], e[i], r[i], steps=8 * (step + 1), scale=scale, what=f"step {step}, param {i}")
+            assert_float32_close(a[i], e[i], r[i], steps=8 * (step + 1), scale=scale, envelope=envelope,
+                                 what=f"step {step}, param {i}")
     assert gv == tv
 
 
