@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from .optimizer import Optimizer, bump, fma, scalar, step_tensor
+from .optimizer import Optimizer, bump, fma, scalar, step_tensor, zeros_state
 
 
 class Adadelta(Optimizer):
@@ -34,8 +34,8 @@ class Adadelta(Optimizer):
     def _update(self, p: Tensor, grad: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
             state["step"] = step_tensor()
-            state["square_avg"] = Tensor._make(np.zeros_like(p._data), False, None)
-            state["acc_delta"] = Tensor._make(np.zeros_like(p._data), False, None)
+            state["square_avg"] = zeros_state(p)
+            state["acc_delta"] = zeros_state(p)
         lr = scalar(group["lr"], "lr")
         rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
         step_t, sq_t, acc_t = state["step"], state["square_avg"], state["acc_delta"]

@@ -8,11 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor
-
-
-def _zeros_like(p: Tensor) -> Tensor:
-    return Tensor._make(np.zeros_like(p._data), False, None)
+from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor, zeros_state
 
 
 class Adam(Optimizer):
@@ -43,10 +39,10 @@ class Adam(Optimizer):
     def _update(self, p: Tensor, grad: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
             state["step"] = step_tensor()
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
+            state["exp_avg"] = zeros_state(p)
+            state["exp_avg_sq"] = zeros_state(p)
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = _zeros_like(p)
+                state["max_exp_avg_sq"] = zeros_state(p)
         lr = scalar(group["lr"], "lr")
         beta1, beta2 = group["betas"]
         wd, eps = group["weight_decay"], group["eps"]

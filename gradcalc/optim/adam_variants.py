@@ -8,11 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor
-
-
-def _zeros_like(p: Tensor) -> Tensor:
-    return Tensor._make(np.zeros_like(p._data), False, None)
+from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor, zeros_state
 
 
 def _check(lr: Any, eps: float, betas: tuple[Any, Any], weight_decay: float) -> tuple[float, float]:
@@ -70,8 +66,8 @@ class Adamax(Optimizer):
     def _update(self, p: Tensor, grad: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
             state["step"] = step_tensor()
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_inf"] = _zeros_like(p)
+            state["exp_avg"] = zeros_state(p)
+            state["exp_inf"] = zeros_state(p)
         lr = scalar(group["lr"], "lr")
         beta1, beta2 = group["betas"]
         if group["maximize"]:
@@ -115,8 +111,8 @@ class NAdam(Optimizer):
             mu_product = step_tensor()  # a 0-d tensor of PyTorch's scalar dtype, as the step
             mu_product._data[...] = 1.0
             state["mu_product"] = mu_product
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
+            state["exp_avg"] = zeros_state(p)
+            state["exp_avg_sq"] = zeros_state(p)
         lr = scalar(group["lr"], "lr")
         beta1, beta2 = group["betas"]
         eps, momentum_decay = group["eps"], group["momentum_decay"]
@@ -160,8 +156,8 @@ class RAdam(Optimizer):
     def _update(self, p: Tensor, grad: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
             state["step"] = step_tensor()
-            state["exp_avg"] = _zeros_like(p)
-            state["exp_avg_sq"] = _zeros_like(p)
+            state["exp_avg"] = zeros_state(p)
+            state["exp_avg_sq"] = zeros_state(p)
         lr = scalar(group["lr"], "lr")
         beta1, beta2 = group["betas"]
         if group["maximize"]:

@@ -38,6 +38,11 @@ def bump(t: Tensor) -> None:
     version_of(t).value += 1
 
 
+def zeros_state(p: Tensor) -> Tensor:
+    """A state buffer of zeros shaped and typed as the parameter `p` (a moving average, a momentum buffer)."""
+    return Tensor._make(np.zeros_like(p._data), False, None)
+
+
 def step_tensor() -> Tensor:
     """A parameter's step count, a 0-d tensor as PyTorch keeps it (float64 under a float64 default, else
     float32: PyTorch's `_get_scalar_dtype`)."""

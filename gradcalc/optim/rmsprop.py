@@ -7,11 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd.tensor import Tensor
-from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor
-
-
-def _zeros_like(p: Tensor) -> Tensor:
-    return Tensor._make(np.zeros_like(p._data), False, None)
+from .optimizer import Optimizer, bump, fma, lerp_into, scalar, step_tensor, zeros_state
 
 
 class RMSprop(Optimizer):
@@ -37,11 +33,11 @@ class RMSprop(Optimizer):
     def _update(self, p: Tensor, grad: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
             state["step"] = step_tensor()
-            state["square_avg"] = _zeros_like(p)
+            state["square_avg"] = zeros_state(p)
             if group["momentum"] > 0:
-                state["momentum_buffer"] = _zeros_like(p)
+                state["momentum_buffer"] = zeros_state(p)
             if group["centered"]:
-                state["grad_avg"] = _zeros_like(p)
+                state["grad_avg"] = zeros_state(p)
         lr = scalar(group["lr"], "lr")
         alpha, eps, wd, momentum = group["alpha"], group["eps"], group["weight_decay"], group["momentum"]
         if group["maximize"]:
