@@ -11,7 +11,7 @@ from . import forward_ad, grad_mode, spec
 from .engine import run_backward, run_plan, warn_create_graph_cycle
 from .grad_mode import BACKWARD_IN_TRANSFORM, state
 from .node import STAMP
-from .plan import plan_one, roots_of, unused_error
+from .plan import implied_gradient, plan_one, roots_of, unused_error
 from .reasons import worded
 from .tensor import Tensor
 
@@ -112,13 +112,10 @@ def grad(
             is bool) and not (is_grads_batched or materialize_grads) and STAMP.origin is None
             and outputs._requires_grad and outputs._data.size == 1):
         # one output with an implied gradient, one input: the commonest call (a second derivative makes two),
-        # planned by plan_one, with none of the lists and checks below (roots_of's implied gradient, inline)
+        # planned by plan_one, with none of the lists and checks below
         if grad_mode.forward_seen and forward_ad._pending:
             forward_ad.force_pending()
-        d = outputs._data
-        one = np.array(1, d.dtype)
-        g = Tensor._make(one if not d.ndim else one.reshape(d.shape), False, None)
-        found = run_plan(plan_one(outputs, g, inputs, bool(allow_unused)),
+        found = run_plan(plan_one(outputs, implied_gradient(outputs), inputs, bool(allow_unused)),
                          create_graph if retain_graph is None else retain_graph, create_graph, False)[0]  # type: ignore[index]
         if found is None:
             if not allow_unused:  # reached, but no gradient arrived

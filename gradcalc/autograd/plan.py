@@ -59,9 +59,7 @@ def roots_of(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list
                     "for a single-element output: pass gradient= (or grad_outputs=) of the same shape",
                     "nonscalar", "grad can be implicitly created only for scalar outputs", tensor=t, what=what,
                 )
-            one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
-            g = Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
-            roots.append((t, g))  # of the output's shape: nothing to check
+            roots.append((t, implied_gradient(t)))  # of the output's shape: nothing to check
             continue
         if not isinstance(g, Tensor):
             g = Tensor._make(np.asarray(g, dtype=t._data.dtype), False, None)
@@ -77,6 +75,12 @@ def roots_of(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list
                 )
         roots.append((t, g))
     return roots
+
+
+def implied_gradient(t: Tensor) -> Tensor:
+    """The gradient a single-element output starts from when none is given: ones of its shape."""
+    one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
+    return Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
 
 
 def edge_of(t: Tensor) -> tuple[Node, int]:
@@ -253,14 +257,8 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
         target, nr = inp._accumulate_node(), 0
     else:
         nr = inp._output_nr
-    needed = None
-    if type(target) is AccumulateGrad:  # _all_leaves_wanted, for one target
-        for n in deps:
-            if type(n) is AccumulateGrad and n is not target:
-                needed = _leading_to({target}, deps, [node])
-                break
-    else:
-        needed = _leading_to({target}, deps, [node])
+    capture = {target: [(nr, 0)]}
+    needed = None if _all_leaves_wanted(capture, deps) else _leading_to({target}, deps, [node])
     if not allow_unused and target not in deps:
         raise unused_error(0, inp)
     plan = _new(Plan)
@@ -268,7 +266,7 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
         id(g._data)}
     plan.suspects, plan.inputs, plan.allow_unused, plan.wanted_leaves, plan.needed = (
         suspects, [inp], allow_unused, None, needed)
-    plan.capture, plan.captured = {target: [(nr, 0)]}, [None]
+    plan.capture, plan.captured = capture, [None]
     if suspects:
         check(suspects, needed)
     return plan
