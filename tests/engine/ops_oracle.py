@@ -132,6 +132,19 @@ def same_outcome(scenario: Callable[[Any], Any]) -> None:
         assert_same(expected[1], actual[1], "value")
 
 
+def same_error(scenario: Callable[[Any], Any], same_text: bool) -> None:
+    """`same_outcome` for a scenario that fails; with `same_text`, gradcalc's message also begins with PyTorch's
+    (its first line is PyTorch's text)."""
+    same_outcome(scenario)
+    if same_text:
+        texts = []
+        for lib in (torch, gradcalc):
+            with pytest.raises(Exception) as info:  # noqa: PT011 - the type is compared by same_outcome
+                scenario(lib)
+            texts.append(str(info.value).splitlines()[0])
+        assert texts[1] == texts[0]
+
+
 def arrays_for(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
     """Random float64 arrays of the given shapes."""
     rng = np.random.default_rng(seed)
