@@ -66,9 +66,8 @@ def trajectory(lib: Any, name: str, options: dict[str, Any], dtype: str, steps: 
     return [out, [p._version for p in params], opt]
 
 
-@pytest.mark.parametrize("config", sorted(CONFIGS))
-def test_trajectory_matches_torch_float64(config: str) -> None:
-    name, options = CONFIGS[config]
+def assert_trajectory_float64(name: str, options: dict[str, Any]) -> None:
+    """gradcalc's float64 trajectory is PyTorch's, step by step, and changes each parameter in place as often."""
     expected, tv, _ = trajectory(torch, name, options, "float64")
     actual, gv, _ = trajectory(gradcalc, name, options, "float64")
     for step, (e, a) in enumerate(zip(expected, actual, strict=True)):
@@ -76,6 +75,11 @@ def test_trajectory_matches_torch_float64(config: str) -> None:
             assert pa.dtype == pe.dtype
             np.testing.assert_allclose(pa, pe, rtol=1e-12, atol=1e-14, err_msg=f"step {step}, param {i}")
     assert gv == tv  # the same number of in-place changes per step
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
+def test_trajectory_matches_torch_float64(config: str) -> None:
+    assert_trajectory_float64(*CONFIGS[config])
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))

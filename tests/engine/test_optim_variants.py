@@ -11,7 +11,7 @@ import pytest
 
 import gradcalc
 from tests.engine.ops_oracle import torch
-from tests.engine.test_optim import SHAPES, gradient, trajectory
+from tests.engine.test_optim import SHAPES, assert_trajectory_float64, gradient, trajectory
 from tests.precision import assert_float32_close
 
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
@@ -35,14 +35,7 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
 def test_trajectory_matches_torch_float64(config: str) -> None:
-    name, options = CONFIGS[config]
-    expected, tv, _ = trajectory(torch, name, options, "float64")
-    actual, gv, _ = trajectory(gradcalc, name, options, "float64")
-    for step, (e, a) in enumerate(zip(expected, actual, strict=True)):
-        for i, (pe, pa) in enumerate(zip(e, a, strict=True)):
-            assert pa.dtype == pe.dtype
-            np.testing.assert_allclose(pa, pe, rtol=1e-12, atol=1e-14, err_msg=f"step {step}, param {i}")
-    assert gv == tv  # the same number of in-place changes per step
+    assert_trajectory_float64(*CONFIGS[config])
 
 
 @pytest.mark.usefixtures("pytorch_default_dtype")
