@@ -2,8 +2,9 @@
 put back after each test.
 
 `float32`: every test whose id names float32 compares float32 results, whose rounding depends on the kernels
-PyTorch picks for the CPU. `.ci/run` runs these once more under `ATEN_CPU_CAPABILITY=default`, so that the
-generic kernels are covered beside the machine's best (`python -m pytest -m float32`).
+PyTorch picks for the CPU. `kernels`: those, and the long float64 trajectories (the optimizers'), whose bound is
+PyTorch's own sensitivity to rounding. `.ci/run` runs these once more under `ATEN_CPU_CAPABILITY=default`, so
+that the generic kernels are covered beside the machine's best (`python -m pytest -m kernels`).
 
 The default dtype: gradcalc starts at float32, as PyTorch does. The tests compare with PyTorch in float64 (the
 oracle modules call `torch.set_default_dtype(torch.float64)`), so every test runs with gradcalc's default
@@ -20,10 +21,17 @@ import pytest
 import gradcalc
 
 
+# the modules whose float64 comparisons follow trajectories long enough for the kernels' rounding to show
+TRAJECTORIES = ("test_optim.py", "test_optim_lbfgs.py", "test_optim_variants.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "float32" in item.nodeid:
             item.add_marker(pytest.mark.float32)
+            item.add_marker(pytest.mark.kernels)
+        elif item.path.name in TRAJECTORIES:
+            item.add_marker(pytest.mark.kernels)
 
 
 @pytest.fixture(autouse=True)

@@ -46,3 +46,32 @@ def assert_float32_close(ours: np.ndarray, theirs: np.ndarray, reference: np.nda
     bound = float32_error_bound(theirs, reference, steps, scale, envelope)
     assert error <= bound, (f"{what}: gradcalc's float32 error {error:.3g} exceeds {bound:.3g} "
                             f"(PyTorch's error x{MULTIPLE:g} or {steps} roundings)")
+
+
+# float64 ---------------------------------------------------------------------------------------------------------
+# A float64 run has no wider reference to be measured against, and PyTorch's float64 kernels also round otherwise
+# on other CPUs (the generic kernels multiply and add separately where AVX2 fuses). What a trajectory allows is
+# measured instead: how far PyTorch's own run moves when its values are perturbed by one ulp (a trajectory that
+# amplifies rounding, as an optimizer near its optimum or L-BFGS's line search does, moves far; a stable one
+# does not). Two correct float64 runs may differ by that sensitivity times the roundings that differ between them.
+
+EPS64 = float(np.finfo(np.float64).eps)
+
+
+def assert_float64_within_sensitivity(ours: np.ndarray, theirs: np.ndarray, perturbed: np.ndarray, *,
+                                      roundings: int, what: str = "") -> None:
+    """gradcalc's float64 trajectory `ours` (steps × values) is PyTorch's `theirs` to within `roundings` times
+    PyTorch's own sensitivity: `perturbed` is PyTorch's run perturbed by one ulp (per step, or at its start), and
+    `roundings` how many roundings per step may differ. Errors are relative to the largest value so far; the
+    sensitivity is its largest so far (an envelope: two rounding orders' differences grow at different steps),
+    and never less than `roundings` ulps per step."""
+    ours, theirs, perturbed = (np.asarray(a, dtype=np.float64).reshape(len(a), -1) for a in (ours, theirs, perturbed))
+    assert ours.shape == theirs.shape == perturbed.shape, f"{what}: shapes {ours.shape} {theirs.shape}"
+    scale = np.maximum(np.maximum.accumulate(np.abs(theirs).max(axis=1, initial=0.0)), 1e-300)
+    moved = np.maximum.accumulate(np.abs(perturbed - theirs).max(axis=1, initial=0.0)) / scale
+    error = np.abs(ours - theirs).max(axis=1, initial=0.0) / scale
+    bound = roundings * np.maximum(moved, EPS64 * np.arange(1, len(ours) + 1))
+    worst = int(np.argmax(error - bound))
+    assert error[worst] <= bound[worst], (
+        f"{what}: at step {worst} gradcalc's float64 trajectory is {error[worst]:.3g} (relative) from PyTorch's, "
+        f"beyond {bound[worst]:.3g} ({roundings} roundings of PyTorch's own sensitivity {moved[worst]:.3g})")

@@ -1,5 +1,5 @@
-"""gradcalc.optim against torch.optim: parameter trajectories over 100 steps (float64 to 1e-12 relative,
-float32 to float32 precision), versions, state, state_dict round trips, reprs and errors."""
+"""gradcalc.optim against torch.optim: parameter trajectories over 100 steps (float64 to PyTorch's own sensitivity
+to rounding, float32 to float32 precision), versions, state, state_dict round trips, reprs and errors."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import gradcalc
 from tests.engine.ops_oracle import torch
-from tests.precision import assert_float32_close
+from tests.precision import EPS64, assert_float32_close, assert_float64_within_sensitivity
 
 CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "sgd": ("SGD", {"lr": 0.1}),
@@ -25,8 +25,8 @@ CONFIGS: dict[str, tuple[str, dict[str, Any]]] = {
     "adamw": ("AdamW", {"lr": 0.01}),
     "adamw_amsgrad": ("AdamW", {"lr": 0.03, "weight_decay": 0.2, "amsgrad": True}),
     "rmsprop": ("RMSprop", {"lr": 0.01}),
-    # (PyTorch's vectorized sqrt is not always correctly rounded, NumPy's is: a configuration that amplifies one
-    # ulp a step, as RMSprop near its optimum with strong momentum does, cannot agree to 1e-12 over 100 steps)
+    # (near its optimum with strong momentum RMSprop amplifies one ulp a step a hundredfold over 100 steps: the
+    # float64 test's bound is that measured amplification, whatever the CPU's kernels round)
     "rmsprop_all": ("RMSprop", {"lr": 0.005, "alpha": 0.9, "eps": 1e-6, "weight_decay": 0.05, "momentum": 0.8}),
     # centered with momentum: the moving variance E[g²] - E[g]² cancels as the gradient settles, so rounding
     # grows there in any float32 run (PyTorch's too): a gentler rate keeps it measurable
@@ -48,9 +48,12 @@ def gradient(arrays: list[np.ndarray], sign: float) -> list[np.ndarray]:
 
 
 def trajectory(lib: Any, name: str, options: dict[str, Any], dtype: str, steps: int = 100,
-               start: str | None = None) -> list[Any]:
+               start: str | None = None, jitter: bool = False) -> list[Any]:
     """`steps` optimizer steps from the same seeded start (drawn in `start`'s dtype, default `dtype`, then
-    cast), with the same NumPy gradient: the parameters after each step, the version counts, the optimizer."""
+    cast), with the same NumPy gradient: the parameters after each step, the version counts, the optimizer.
+    `jitter`: each parameter is moved by one ulp (a seeded sign per element) after each step, through its NumPy
+    view so that no version changes: the trajectory's sensitivity to rounding."""
+    signs = np.random.default_rng(1)
     rng = np.random.default_rng(0)
     params = [lib.tensor(rng.standard_normal(s).astype(start or dtype).astype(dtype), requires_grad=True)
               for s in SHAPES]
@@ -62,18 +65,24 @@ def trajectory(lib: Any, name: str, options: dict[str, Any], dtype: str, steps: 
         for p, g in zip(params, gradient([p.detach().numpy().copy() for p in params], sign), strict=True):
             p.grad = lib.tensor(g)
         opt.step()
+        if jitter:
+            for p in params:
+                view = p.detach().numpy()
+                view *= 1 + EPS64 * signs.choice([-1.0, 1.0], view.shape)
         out.append([p.detach().numpy().copy() for p in params])
     return [out, [p._version for p in params], opt]
 
 
 def assert_trajectory_float64(name: str, options: dict[str, Any]) -> None:
-    """gradcalc's float64 trajectory is PyTorch's, step by step, and changes each parameter in place as often."""
+    """gradcalc's float64 trajectory is PyTorch's, step by step, to within 8 roundings a step of PyTorch's own
+    sensitivity (tests/precision.py: its run moved one ulp a step), and changes each parameter in place as often."""
     expected, tv, _ = trajectory(torch, name, options, "float64")
     actual, gv, _ = trajectory(gradcalc, name, options, "float64")
-    for step, (e, a) in enumerate(zip(expected, actual, strict=True)):
-        for i, (pe, pa) in enumerate(zip(e, a, strict=True)):
-            assert pa.dtype == pe.dtype
-            np.testing.assert_allclose(pa, pe, rtol=1e-12, atol=1e-14, err_msg=f"step {step}, param {i}")
+    perturbed, _, _ = trajectory(torch, name, options, "float64", jitter=True)
+    for i in range(len(SHAPES)):
+        assert all(a[i].dtype == np.float64 for a in actual)
+        assert_float64_within_sensitivity([a[i] for a in actual], [e[i] for e in expected],
+                                          [p[i] for p in perturbed], roundings=8, what=f"param {i}")
     assert gv == tv  # the same number of in-place changes per step
 
 

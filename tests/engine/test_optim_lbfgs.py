@@ -1,12 +1,12 @@
 """gradcalc.optim.LBFGS against torch.optim.LBFGS, as PINN code uses it (a closure per step): the first 20
-steps' parameters to 1e-10 in float64, with and without the strong-Wolfe line search, on Rosenbrock's function,
-an ill-conditioned quadratic and a small MLP regression; losses, evaluation counts, versions, the state and
-its state_dict; errors.
+steps' parameters in float64, with and without the strong-Wolfe line search, on Rosenbrock's function, an
+ill-conditioned quadratic and a small MLP regression; losses, evaluation counts (branch for branch), versions, the
+state and its state_dict; errors.
 
-Where the iteration itself amplifies rounding (the MLP with PyTorch's defaults: 20 iterations a step, a
-nonconvex loss), gradcalc is held to PyTorch's own sensitivity instead: how far PyTorch's run moves when one
-input changes by one ulp (gradcalc's forward and backward round a few operations otherwise than PyTorch's
-kernels, by an ulp or so)."""
+The float64 bound is PyTorch's own sensitivity (tests/precision.py): how far PyTorch's run moves when one input
+changes by one ulp. L-BFGS's iterations amplify rounding, some a millionfold (Rosenbrock's valley with the default
+20 iterations a step), and PyTorch's float64 kernels round otherwise on other CPUs (the generic kernels multiply
+and add separately where AVX2 fuses); gradcalc's forward and backward round a few operations otherwise again."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 
 import gradcalc
 from tests.engine.ops_oracle import torch
-from tests.precision import assert_float32_close
+from tests.precision import assert_float32_close, assert_float64_within_sensitivity
 
 STEPS = 20
 
@@ -98,15 +98,19 @@ EXACT = [(p, o) for p in ("rosenbrock", "quadratic") for o in OPTIONS if (p, o) 
     ("mlp", o) for o in ("one_iteration", "one_iteration_wolfe", "small_rate")]
 
 
-def _relative(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.abs(a - b).max() / max(1.0, float(np.abs(b).max())))
+# how many one-ulp nudges gradcalc's run may be from PyTorch's: the nudge enters once, at the start, and is
+# amplified by every later iteration; rounding differences enter at every iteration, each amplified as much or less
+NUDGES = 20
 
 
 @pytest.mark.parametrize(("problem", "options"), EXACT)
 def test_first_steps_match_torch_float64(problem: str, options: str) -> None:
     ours, theirs = run(gradcalc, problem, OPTIONS[options]), run(torch, problem, OPTIONS[options])
-    assert _relative(ours["trajectory"], theirs["trajectory"]) <= 1e-10
-    assert _relative(ours["losses"], theirs["losses"]) <= 1e-10
+    nudged = run(torch, problem, OPTIONS[options], nudge=True)
+    assert_float64_within_sensitivity(ours["trajectory"], theirs["trajectory"], nudged["trajectory"],
+                                      roundings=NUDGES, what="parameters")
+    assert_float64_within_sensitivity(ours["losses"][:, None], theirs["losses"][:, None], nudged["losses"][:, None],
+                                      roundings=NUDGES, what="losses")
     assert ours["counts"] == theirs["counts"]  # the same evaluations and iterations, branch for branch
     assert ours["versions"] == theirs["versions"]  # the same in-place changes of each parameter
 
@@ -114,10 +118,10 @@ def test_first_steps_match_torch_float64(problem: str, options: str) -> None:
 @pytest.mark.parametrize("options", ["default", "strong_wolfe", "short_history"])
 def test_mlp_within_torchs_own_sensitivity(options: str) -> None:
     """PyTorch's defaults on the MLP: 20 iterations a step amplify rounding, in PyTorch's own runs too."""
-    theirs = run(torch, "mlp", OPTIONS[options])
-    moved = _relative(run(torch, "mlp", OPTIONS[options], nudge=True)["trajectory"], theirs["trajectory"])
-    ours = run(gradcalc, "mlp", OPTIONS[options])
-    assert _relative(ours["trajectory"], theirs["trajectory"]) <= max(1e-10, 20 * moved)
+    theirs, ours = run(torch, "mlp", OPTIONS[options]), run(gradcalc, "mlp", OPTIONS[options])
+    nudged = run(torch, "mlp", OPTIONS[options], nudge=True)
+    assert_float64_within_sensitivity(ours["trajectory"], theirs["trajectory"], nudged["trajectory"],
+                                      roundings=NUDGES, what="parameters")
     assert float(ours["losses"][-1]) <= 1.5 * float(theirs["losses"][-1]) + 1e-12  # it fits as well
 
 
@@ -134,23 +138,26 @@ def test_float32_quadratic(options: str) -> None:
 
 
 def test_state_dict_matches_torch() -> None:
+    """The state after three steps, entry by entry, to within PyTorch's own sensitivity (its run nudged)."""
     options = {"history_size": 4, "max_iter": 6, "line_search_fn": "strong_wolfe"}
-    dicts = [run(lib, "rosenbrock", options, steps=3)["opt"].state_dict() for lib in (gradcalc, torch)]
-    (ours, theirs) = dicts
+    ours, theirs, nudged = (run(lib, "rosenbrock", options, steps=3, nudge=nudge)["opt"].state_dict()
+                            for lib, nudge in ((gradcalc, False), (torch, False), (torch, True)))
     assert ours["param_groups"] == theirs["param_groups"]
     assert ours["state"].keys() == theirs["state"].keys() == {0}
-    mine, its = ours["state"][0], theirs["state"][0]
+    mine, its, moved = ours["state"][0], theirs["state"][0], nudged["state"][0]
     assert mine.keys() == its.keys()
+
+    def values(entry: Any) -> np.ndarray:
+        entries = entry if isinstance(entry, list) else [entry]
+        return np.concatenate([np.asarray(e.numpy() if hasattr(e, "numpy") else e, dtype=np.float64).reshape(-1)
+                               for e in entries if e is not None] or [np.zeros(0)])
+
     for key, value in its.items():
         if isinstance(value, list):
             assert len(mine[key]) == len(value), key
-            pairs = [(m, v) for m, v in zip(mine[key], value, strict=True) if v is not None]
-        else:
-            pairs = [(mine[key], value)]
-        for m, v in pairs:
-            m = m.numpy() if isinstance(m, gradcalc.Tensor) else m
-            v = v.numpy() if isinstance(v, torch.Tensor) else v
-            np.testing.assert_allclose(m, v, rtol=1e-12, err_msg=key)
+            assert [m is None for m in mine[key]] == [v is None for v in value], key
+        assert_float64_within_sensitivity(values(mine[key])[None], values(value)[None], values(moved[key])[None],
+                                          roundings=NUDGES, what=key)
 
 
 def test_load_state_dict_resumes() -> None:

@@ -1,6 +1,6 @@
-"""Adamax, NAdam, RAdam and Adadelta against torch.optim: trajectories over 100 steps (float64 to 1e-12
-relative, float32 to float32 precision against a float64 run), version counts, state and state_dict, reprs,
-resuming from a state_dict, and the errors of bad options."""
+"""Adamax, NAdam, RAdam and Adadelta against torch.optim: trajectories over 100 steps (float64 to PyTorch's
+own sensitivity to rounding, float32 to float32 precision against a float64 run), version counts, state and
+state_dict, reprs, resuming from a state_dict, and the errors of bad options."""
 
 from __future__ import annotations
 
