@@ -20,9 +20,8 @@ import pytest
 
 import gradcalc
 
-
 # the modules whose float64 comparisons follow trajectories long enough for the kernels' rounding to show
-TRAJECTORIES = ("test_optim.py", "test_optim_lbfgs.py", "test_optim_variants.py")
+TRAJECTORIES = ("test_optim.py", "test_optim_lbfgs.py", "test_optim_variants.py", "test_lang_training.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
