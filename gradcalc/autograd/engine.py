@@ -20,6 +20,7 @@ from typing import Any
 
 from . import grad_mode, hooks, listen, ordered, provenance, saved
 from .grad_mode import state
+from .heap import KEPT, keep_freed_memory
 from .interrupts import GUARD
 from .node import FREED, NOTHING, STAMP, AccumulateGrad, Node, release_saved
 from .plan import (
@@ -59,6 +60,8 @@ def run_backward(
 def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: bool) -> list[Tensor | None] | None:
     """Run a planned pass (`run_backward`'s second half; grad() of one output and one input plans its own,
     plan.plan_one): the walk that suits it, with the thread's grad-mode state set for the walk and restored."""
+    if not KEPT[0]:  # a process that trains keeps the memory its steps free and take again (heap.py)
+        keep_freed_memory()
     origin = STAMP.origin
     anomaly = grad_mode.anomaly_seen and state.anomaly and state.check_nan
     # user code may run during the walk (a hook, a custom Function, an observer), or anomaly mode may stop
