@@ -29,6 +29,7 @@ try:
     )
     from .autograd.ops import FUNCTIONS as _FUNCTIONS
     from .autograd.ops.creation import PYTHON_ONLY as _CREATION
+    from .autograd.ops.lazy import Deferred as _Deferred
     from .autograd.ops.random import PYTHON_ONLY as _RANDOM
     from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
     from .autograd.printing import get_printoptions, printoptions, set_printoptions
@@ -46,7 +47,8 @@ bool = DType.of(__import__("numpy").dtype("bool"))  # noqa: A001 - PyTorch's nam
 int32 = int = DType.of(__import__("numpy").dtype("int32"))  # noqa: A001 - PyTorch's name
 uint8 = DType.of(__import__("numpy").dtype("uint8"))  # a generator's state (get_rng_state)
 
-globals().update(_FUNCTIONS)
+# (the deferred families' names stay out: `__getattr__` below loads the family at first use, ops/lazy.py)
+globals().update((_name, _fn) for _name, _fn in _FUNCTIONS.items() if type(_fn) is not _Deferred)
 globals().update(_CREATION)  # get_default_dtype, set_default_dtype, FloatTensor, DoubleTensor, ...
 globals().update(_RANDOM)  # Generator, default_generator, seed, initial_seed, get_rng_state, set_rng_state
 
@@ -69,6 +71,10 @@ __all__ = [
 _LAZY = {"func": "gradcalc.func", "linalg": "gradcalc.linalg", "nn": "gradcalc.nn", "optim": "gradcalc.optim"}
 
 
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_FUNCTIONS))  # the deferred families' names too (ops/lazy.py)
+
+
 def __getattr__(name: str) -> object:
     import importlib
 
@@ -76,6 +82,9 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name == "vmap":
         return importlib.import_module("gradcalc.func").vmap
-    if name in _FUNCTIONS:  # an operation registered after import (autograd.spec.op)
-        return _FUNCTIONS[name]
+    if name in _FUNCTIONS:  # an operation registered after import (autograd.spec.op), or a deferred family's
+        fn = _FUNCTIONS[name]
+        if type(fn) is _Deferred:
+            fn = globals()[name] = fn.load()
+        return fn
     raise AttributeError(f"module 'gradcalc' has no attribute {name!r}")

@@ -24,6 +24,14 @@ import gradcalc
 TRAJECTORIES = ("test_optim.py", "test_optim_lbfgs.py", "test_optim_variants.py", "test_lang_training.py")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Tests enumerate the specs (spec.OPS): every family ops/lazy.py defers is loaded first, whichever tests run
+    (tests/engine/test_lazy.py checks the cold start, where none is, in child processes)."""
+    from gradcalc.autograd.ops import lazy
+
+    lazy.load_all()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "float32" in item.nodeid:

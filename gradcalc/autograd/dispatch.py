@@ -25,7 +25,7 @@ import numpy as np
 
 from . import spec as S
 from .batched_tensor import BatchedTensor, Level, batched, find_level, levels, pop_level, push_level, shape_of
-from .ops import FUNCTIONS, unary
+from .ops import FUNCTIONS, lazy, unary
 from .ops import random as random_state
 from .reasons import worded
 from .tensor import Tensor
@@ -542,6 +542,7 @@ def _record_of(fn: Any) -> Any:
     return None
 
 
+lazy.load_all()  # the tables below read every operation and every name (vmap loads the deferred families)
 _install()
 _collect_other()
 S.DISPATCH = dispatch

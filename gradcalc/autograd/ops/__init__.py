@@ -21,38 +21,21 @@ from . import (
     activations,
     arithmetic,
     basic,
-    batch_norm,
     binary,
-    classification,
-    conv,
     creation,
-    cumulative,
     device,
-    divergence,
-    dropout,
-    einsum,
     elementwise,
-    embedding,
-    encoding,
     indexing,
     inplace,
-    inverses,
     joins,
+    lazy,
     linalg,
-    losses,
     nn,
-    normalization,
-    pointwise,
-    pooling,
     predicates,
     random,
-    rearrange,
     reductions,
     reorder,
-    scatter,
     shape,
-    smooth_activations,
-    smooth_losses,
     softmax,
     spellings,
     sums,
@@ -61,11 +44,10 @@ from . import (
 
 # in the order of their layers (each imports only modules before it); later modules' entries replace earlier
 # ones of the same name (device's constructors take `device=`)
+# (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace,
-    indexing, reorder, scatter, rearrange, cumulative, nn, activations, smooth_activations, losses, classification,
-    conv, pooling, einsum, encoding, creation, device, random, spellings, normalization, batch_norm, dropout,
-    embedding, smooth_losses, divergence, pointwise, predicates, inverses,
+    indexing, reorder, nn, activations, creation, device, random, spellings, predicates,
 )
 
 
@@ -79,6 +61,9 @@ FUNCTIONS: dict = {}
 
 def install(op: spec.OpSpec) -> None:
     """Make operation `op` reachable: `gradcalc.<name>`, `Tensor.<name>` and `Tensor.<name>_` as its spec says."""
+    module = sys.modules.get(op.raw.__module__)
+    if op.raw.__module__.rpartition(".")[2] in lazy.DEFERRED and getattr(module, "warnings", None) is warnings:
+        module.warnings = _Warnings()  # type: ignore[union-attr]  # a family loading now (lazy.py): as below
     for name in op.names:
         if op.top_level:
             FUNCTIONS[name] = _spelled(name, op.function)
@@ -91,7 +76,8 @@ def install(op: spec.OpSpec) -> None:
 
 for _op in spec.OPS.values():
     install(_op)
-spec.listen(install)  # an operation registered from now on (a contributor's, a test's) is installed as it comes
+# an operation registered from now on (a deferred family's, a contributor's, a test's) is installed as it comes
+spec.listen(install)
 
 # Tensor's operators that a batched tensor meets as itself (it has its own: Python asks the right operand's
 # reflected operator first when its class is a subclass), so a plain tensor's are the functions as written;
@@ -117,6 +103,7 @@ for _module in MODULES:
         setattr(Tensor, _name, property(_fn))  # (a batched tensor has its own: batched_tensor.py)
 
 Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+lazy.install(FUNCTIONS, Tensor)  # the deferred families' names, each loading its family at first use
 
 
 class _Warnings:

@@ -7,7 +7,6 @@ is how `print` shows one argument (strings without quotes). Tensor reprs come fr
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -160,6 +159,8 @@ def tensor_json(t: Any) -> dict[str, Any]:
 
 def to_json(value: Any) -> str:
     """`--format json`: one object per value; NaN and infinities as NaN/Infinity (as Python's json writes)."""
+    import json  # (here, not at the top: only `--format json` needs it, and it costs a cold start ~1 ms)
+
     Tensor = _engine()[0]
     obj = tensor_json(value) if isinstance(value, Tensor) else {"value": _json_value(value)}
     return json.dumps(obj, allow_nan=True)

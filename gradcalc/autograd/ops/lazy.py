@@ -1,0 +1,218 @@
+"""Operation families loaded when first used, so that `import gradcalc` (and the language's cold start) does not
+pay for what most programs never call: convolutions, pooling, normalization, losses, einsum, scatters.
+
+Each family's names are known before its module is: `INDEX` lists, per module, the names its operations' specs
+install as `gradcalc.<name>` and as `Tensor.<name>` (in-place forms included). ops/__init__.py puts a
+`Deferred` under each of them; the first use of one (a call, an attribute of it, `inspect.signature`) imports the
+module, whose specs install the real functions over every `Deferred` of the family (spec.listen), and then goes
+on as if they had been there. Listing them (`dir`, completion, the language's built-ins) loads nothing.
+
+`INDEX` is derived from the specs, not written by hand: `main()` rewrites it, and tests/engine/test_lazy.py fails,
+saying so, when it differs from what the modules register. A module that adds
+names outside its specs (a `FUNCTIONS`, `METHODS` or `PROPERTIES` table) cannot be deferred: those are
+installed at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, MutableMapping
+from typing import Any
+
+from ..tensor import Tensor
+
+DEFERRED = (
+    "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
+    "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
+    "pointwise", "smooth_activations",
+)
+
+# module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
+INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    'conv': (
+        ('constant_pad_nd', 'conv1d', 'conv2d', 'conv_transpose1d', 'conv_transpose2d', 'convolution'),
+        (),
+    ),
+    'pooling': (
+        ('adaptive_avg_pool1d', 'avg_pool1d', 'max_pool1d', 'max_pool2d'),
+        (),
+    ),
+    'normalization': (
+        ('layer_norm',),
+        (),
+    ),
+    'batch_norm': (
+        (),
+        (),
+    ),
+    'dropout': (
+        ('feature_dropout', 'native_dropout'),
+        (),
+    ),
+    'embedding': (
+        (),
+        (),
+    ),
+    'losses': (
+        ('binary_cross_entropy_with_logits',),
+        (),
+    ),
+    'smooth_losses': (
+        (),
+        (),
+    ),
+    'classification': (
+        (),
+        (),
+    ),
+    'divergence': (
+        ('xlogy',),
+        ('xlogy', 'xlogy_'),
+    ),
+    'einsum': (
+        ('diagonal', 'einsum'),
+        ('diagonal',),
+    ),
+    'inverses': (
+        ('det', 'inverse'),
+        ('det', 'inverse'),
+    ),
+    'scatter': (
+        ('gather', 'index_select', 'masked_fill', 'scatter', 'scatter_add', 'take'),
+        ('gather', 'index_select', 'masked_fill', 'masked_fill_', 'scatter', 'scatter_', 'scatter_add', 'scatter_add_',
+         'take'),
+    ),
+    'rearrange': (
+        ('broadcast_to', 'flip', 'fliplr', 'flipud', 'hstack', 'meshgrid', 'repeat_interleave', 'roll', 'tile', 'trace',
+         'tril', 'triu', 'vstack'),
+        ('broadcast_to', 'flip', 'fliplr', 'flipud', 'repeat', 'repeat_interleave', 'roll', 'tile', 'trace', 'tril',
+         'tril_', 'triu', 'triu_'),
+    ),
+    'cumulative': (
+        ('cumprod', 'cumsum', 'diff'),
+        ('cumprod', 'cumprod_', 'cumsum', 'cumsum_', 'diff'),
+    ),
+    'encoding': (
+        (),
+        (),
+    ),
+    'pointwise': (
+        ('addcdiv', 'addcmul', 'arctan2', 'atan2', 'fmod', 'heaviside', 'hypot', 'lerp', 'logaddexp'),
+        ('addcdiv', 'addcdiv_', 'addcmul', 'addcmul_', 'arctan2', 'atan2', 'atan2_', 'fmod', 'fmod_', 'heaviside',
+         'heaviside_', 'hypot', 'hypot_', 'lerp', 'lerp_', 'logaddexp'),
+    ),
+    'smooth_activations': (
+        (),
+        (),
+    ),
+}
+
+
+class Deferred:
+    # `gradcalc.<name>` (in `table`, the functions) or `Tensor.<name>` (`table` None) while the module of its
+    # operation is not loaded: it loads it at first use and stands for the real function from then on. (Its
+    # `__doc__` is the real function's: a property, below, so the class keeps no docstring of its own.)
+
+    __slots__ = ("name", "module", "table")
+
+    def __init__(self, name: str, module: str, table: MutableMapping[str, Any] | None) -> None:
+        self.name, self.module, self.table = name, module, table
+
+    def load(self, owner: type | None = None) -> Any:
+        """Import the family, and return what now stands under this name (the function, or `owner`'s method)."""
+        importlib.import_module(f"{__package__}.{self.module}")
+        real = self.table.get(self.name) if self.table is not None else vars(owner).get(self.name)
+        if real is self or real is None:  # INDEX out of date (test_lazy.py says so): never loop
+            raise AttributeError(f"module 'gradcalc' has no attribute {self.name!r}")
+        return real
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.load()(*args, **kwargs)
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if self.table is not None:  # a function: not a method
+            return self
+        cls = owner if owner is not None else type(obj)
+        for klass in cls.__mro__:  # the class that holds this Deferred (a subclass inherits it)
+            if vars(klass).get(self.name) is self:
+                self.load(klass)
+                break
+        return getattr(cls if obj is None else obj, self.name)
+
+    def _real(self) -> Any:
+        return self.load() if self.table is not None else self.load(Tensor)
+
+    def __getattr__(self, attr: str) -> Any:  # __wrapped__ (inspect.signature), __name__...: the real one's
+        if attr.startswith("__") and attr not in ("__wrapped__", "__signature__", "__name__", "__qualname__"):
+            raise AttributeError(attr)
+        return getattr(self._real(), attr)
+
+    @property
+    def __doc__(self) -> str | None:  # type: ignore[override]  # (`:help`, `help()`: the real function's)
+        return self._real().__doc__
+
+    def __repr__(self) -> str:
+        return f"<gradcalc {self.name} (loads gradcalc.autograd.ops.{self.module} when first used)>"
+
+
+def install(functions: MutableMapping[str, Any], tensor: type) -> None:
+    """Put a `Deferred` under each name of each family not loaded yet (ops/__init__.py, at import)."""
+    for module, (names, methods) in INDEX.items():
+        for name in names:
+            functions.setdefault(name, Deferred(name, module, functions))
+        for name in methods:
+            if name not in vars(tensor):
+                setattr(tensor, name, Deferred(name, module, None))
+
+
+def load_all() -> None:
+    """Import every deferred family (what enumerates the specs themselves calls it: vmap's tables, tests)."""
+    for module in DEFERRED:
+        importlib.import_module(f"{__package__}.{module}")
+
+
+def index_of(ops: Callable[[], Any]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """INDEX as the specs make it: `ops()` gives the registered OpSpecs once every family is loaded."""
+    out: dict[str, tuple[list[str], list[str]]] = {m: ([], []) for m in DEFERRED}
+    for op in ops():
+        module = op.raw.__module__.rpartition(".")[2]
+        if module not in out:
+            continue
+        names, methods = out[module]
+        if op.top_level:
+            names.extend(op.names)
+        if op.method:
+            methods.extend(op.names)
+        if op.inplace:
+            methods.append(f"{op.name}_")
+    return {m: (tuple(sorted(f)), tuple(sorted(x))) for m, (f, x) in out.items()}
+
+
+def render(index: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> str:
+    """INDEX's source text (as lazy.py holds it)."""
+    import textwrap  # (here, off the start-up path: only when the index is written)
+
+    lines = ["INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {"]
+    for module, groups in index.items():
+        lines.append(f"    {module!r}: (")
+        for group in groups:
+            text = "(" + " ".join(f"{n!r}," for n in group)[: -1 if len(group) > 1 else None] + ")"
+            lines.extend(textwrap.wrap(text + ",", 120, initial_indent=" " * 8, subsequent_indent=" " * 9,
+                                       break_long_words=False, break_on_hyphens=False))
+        lines.append("    ),")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Rewrite INDEX in this file from the specs: `python -c "from gradcalc.autograd.ops.lazy import main; main()"`."""
+    import pathlib  # (these two here, off the start-up path: only when the index is written)
+
+    from .. import spec  # (start-up: as above)
+
+    load_all()
+    path = pathlib.Path(__file__)
+    text = path.read_text()
+    start = text.index("INDEX: dict[")
+    end = text.index("\n}\n", start) + 2
+    path.write_text(text[:start] + render(index_of(lambda: spec.OPS.values())) + text[end:])

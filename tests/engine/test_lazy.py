@@ -1,0 +1,92 @@
+"""ops/lazy.py: the families that load at first use. Their index is the specs' (regenerated, never hand-edited),
+start-up loads none of them, and every name of each works from a cold start as if it had been loaded."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import gradcalc
+from gradcalc.autograd import spec
+from gradcalc.autograd.ops import MODULES, lazy
+
+
+def test_the_index_is_the_specs() -> None:
+    lazy.load_all()
+    assert lazy.INDEX == lazy.index_of(lambda: spec.OPS.values()), (
+        "ops/lazy.py's INDEX is out of date: run  python -c \"from gradcalc.autograd.ops.lazy import main; main()\"")
+
+
+def test_no_deferred_name_is_also_a_start_up_name() -> None:
+    """A deferred family installs its names when it loads, after start-up's: a name that a module loaded at
+    start-up also installs would change meaning when the family loads."""
+    lazy.load_all()
+    at_start = set()
+    for module in MODULES:
+        for table in ("FUNCTIONS", "METHODS", "PROPERTIES"):
+            at_start.update(getattr(module, table, {}))
+    for op in spec.OPS.values():
+        if op.raw.__module__.rpartition(".")[2] not in lazy.DEFERRED:
+            at_start.update(op.names)
+            at_start.update((f"{op.name}_",) if op.inplace else ())
+    for module, (functions, methods) in lazy.INDEX.items():
+        assert not at_start & (set(functions) | set(methods)), module
+
+
+COLD = """
+import inspect, json, sys
+import gradcalc
+from gradcalc.autograd.ops import FUNCTIONS, lazy
+deferred = [f"gradcalc.autograd.ops.{m}" for m in lazy.DEFERRED]
+report = {"loaded_at_start": [m for m in deferred if m in sys.modules]}
+listed = set(dir(gradcalc))
+report["unlisted"] = [n for fs, _ in lazy.INDEX.values() for n in fs if n not in listed]
+# a signature, before anything of the family has loaded: the real function's
+report["signature"] = str(inspect.signature(FUNCTIONS["cumsum"]))
+report["doc"] = FUNCTIONS["roll"].__doc__
+bad = []
+for module, (functions, methods) in lazy.INDEX.items():
+    for name in functions:
+        fn = getattr(gradcalc, name)
+        if type(fn) is lazy.Deferred or fn is not FUNCTIONS[name]:
+            bad.append(f"gradcalc.{name}")
+    for name in methods:
+        fn = getattr(gradcalc.Tensor, name)
+        if type(fn) is lazy.Deferred or not callable(fn):
+            bad.append(f"Tensor.{name}")
+report["bad"] = bad
+x = gradcalc.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+report["values"] = [x.cumsum(1).tolist(), gradcalc.flip(x, [0]).tolist(), x.tril().tolist()]
+print(json.dumps(report))
+"""
+
+
+def test_a_cold_start_loads_no_family_and_every_name_works() -> None:
+    out = subprocess.run([sys.executable, "-c", COLD], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["loaded_at_start"] == []
+    assert report["unlisted"] == []
+    assert report["signature"].startswith("(input")
+    assert report["doc"] and report["doc"] == gradcalc.roll.__doc__
+    assert report["bad"] == []
+    assert report["values"] == [[[1.0, 3.0], [3.0, 7.0]], [[3.0, 4.0], [1.0, 2.0]], [[1.0, 0.0], [3.0, 4.0]]]
+
+
+def test_the_language_cold_start_loads_no_family() -> None:
+    """`gradcalc -e` runs a statement without loading a family it does not call; one that calls one loads it."""
+    code = ("import sys, json\nfrom gradcalc.cli import main\n"
+            "try:\n    main(['-e', sys.argv[1]])\nexcept SystemExit:\n    pass\n"
+            "print(json.dumps(sorted(m.rpartition('.')[2] for m in sys.modules"
+            " if m.startswith('gradcalc.autograd.ops.') and m.rpartition('.')[2] in " + repr(lazy.DEFERRED) + ")))")
+    plain = subprocess.run([sys.executable, "-c", code, "1 + 1"], capture_output=True, text=True, check=True)
+    assert plain.stdout.splitlines() == ["tensor(2.)", "[]"]
+    calls = subprocess.run([sys.executable, "-c", code, "cumsum(tensor([1., 2.]), 0)"], capture_output=True,
+                           text=True, check=True)
+    printed, loaded = calls.stdout.splitlines()
+    assert printed == "tensor([1., 3.])"
+    assert "cumulative" in json.loads(loaded) and "conv" not in json.loads(loaded)
+
+
+def test_a_deferred_name_is_listed_before_it_loads() -> None:
+    assert "conv2d" in gradcalc.__all__ and "cumsum" in dir(gradcalc)
