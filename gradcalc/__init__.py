@@ -36,6 +36,12 @@ try:
     from .autograd.tensor import DType, Size, Tensor
 finally:
     if _collecting:
+        # The objects the imports made (NumPy's and the engine's, most of them for the life of the process) move
+        # to the oldest generation at once, as survivors of young collections would: else the first collection
+        # after `enable` scans every one of them (5-10 ms, a third of the import). Nothing is held back: the
+        # next full collection scans them as it scans every old object (`unfreeze` puts them back among those).
+        _gc.freeze()
+        _gc.unfreeze()
         _gc.enable()
 
 __version__ = "0.1.0"

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import warnings
 
-from . import collector, forward_ad, graph
+from . import collector, forward_ad
 from .differentiate import backward, grad
-from .function import Function, FunctionCtx
 from .grad_mode import (
     detect_anomaly,
     enable_grad,
@@ -31,18 +30,23 @@ from .tensor import Tensor
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
-# `functional` (jacobian, hessian, ...) loads when first used: a cold start does not need it (an import of the
-# submodule sets the attribute too)
-def __getattr__(name: str) -> object:
-    if name != "functional":
-        raise AttributeError(f"module 'gradcalc.autograd' has no attribute {name!r}")
-    import importlib  # (here, off the start-up path: only the first use of `functional` comes here)
+# These load when first used: a cold start needs none of them (`graph`, `functional`: submodules, which an
+# import of them sets as attributes too; `Function`: custom functions)
+_LAZY = {"functional": "functional", "graph": "graph", "Function": "function", "FunctionCtx": "function"}
 
-    return importlib.import_module(f"{__name__}.functional")
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gradcalc.autograd' has no attribute {name!r}")
+    import importlib  # (here, off the start-up path: only the first use of a name above comes here)
+
+    loaded = importlib.import_module(f"{__name__}.{module}")
+    return loaded if module == name else getattr(loaded, name)
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"functional"})
+    return sorted(set(globals()) | set(_LAZY))
 
 
 # While many nodes are recorded, young survivors of a collection go straight to the oldest generation, so that a

@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import grad_mode, hooks, listen, ordered, provenance, saved
+from . import grad_mode, hooks, listen, provenance, saved
 from .grad_mode import state
 from .heap import KEPT, keep_freed_memory
 from .interrupts import GUARD
@@ -84,6 +84,8 @@ def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: boo
         state.grad_enabled, state.releasing, state.wanted = record, release, want
     try:
         if instrumented:
+            from . import ordered  # (here, off the start-up path: hooks, observers and anomaly mode need it)
+
             ordered.walk(plan, accumulate=accumulate, retain_graph=retain_graph, create_graph=create_graph,
                          anomaly=anomaly, listener=listener)
         else:
