@@ -1,6 +1,6 @@
 """`python -m gradcalc`: the same command line as the `gradcalc` console script."""
 
-from gradcalc.cli import main
+from gradcalc.cli import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()
