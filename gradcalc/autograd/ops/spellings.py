@@ -112,7 +112,11 @@ NO_ALIASES = frozenset({"norm"})
 def _parameter_names(fn: Callable[..., Any]) -> tuple[str, ...]:
     """The names `fn` takes by keyword: read from its code object (`inspect.signature` for all ops at import
     would cost start-up a few milliseconds), else from its signature."""
-    fn = inspect.unwrap(fn)  # a function made dispatching for vmap (spec.dispatching) takes what it wraps takes
+    # a function made dispatching for vmap (spec.dispatching) takes what it wraps takes (a plain loop rather than
+    # inspect.unwrap, whose bookkeeping costs start-up as much as the rest of this, for every operation)
+    inner = getattr(fn, "__wrapped__", None)
+    while inner is not None:
+        fn, inner = inner, getattr(inner, "__wrapped__", None)
     code = getattr(fn, "__code__", None)
     if code is not None and not hasattr(fn, "__wrapped__"):
         return code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]
