@@ -48,6 +48,9 @@ class _Binary(Node):
 
 
 _new = object.__new__
+# NumPy's module has a `__getattr__`, so CPython never specialises a load of its attributes (`np.asarray`
+# costs ten times a global's): the hot paths below read these names instead
+_ndarray, _asarray = np.ndarray, np.asarray
 _F64 = np.dtype(np.float64)  # NumPy's one float64 descriptor: `is` tells it at the cost of a pointer compare
 
 
@@ -85,8 +88,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     is the engine's hottest path, and every call and object it avoids is paid once per operation of every
     user's graph. (Callers pass every argument by position for the same reason: keywords cost as much as two
     attribute stores.)"""
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)
+    if type(data) is not _ndarray:
+        data = _asarray(data)
     if data.dtype is _F64 and (type(a) is not Tensor or a._data.dtype is not _F64):  # (rare: integral operands)
         data = integral_promoted(data, a, b)
     ta = type(a) is Tensor and a._requires_grad
@@ -158,8 +161,8 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     `mul_scalar`). A fast path: every test `_binary` makes on `b` is known here, and a chain of small operations
     spends a good part of each operation in them. node.make_node is the reference, slot by slot, and
     tests/engine/test_node_constructor.py's number cases check every slot this writes."""
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)
+    if type(data) is not _ndarray:
+        data = _asarray(data)
     if not (a._requires_grad and state.grad_enabled):
         if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
             return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
