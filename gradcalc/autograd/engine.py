@@ -196,8 +196,8 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                 deps[child] = left
                 if g is not None:  # plan.add_to_buffer, inline (the buffer and `outs` hold the arrays there)
                     if child.num_outputs == 1:
-                        old = buffers.get(child)
-                        if old is not None:
+                        if child in buffers:  # (a test, not `buffers.get`: most edges find no buffer, and a call costs)
+                            old = buffers[child]
                             g = sum_grads(old, g, raw, True)
                             old = None
                             if left:
