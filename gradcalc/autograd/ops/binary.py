@@ -97,7 +97,17 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     if not ((ta or tb) and state.grad_enabled):
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
-        return Tensor._make(data, False, None)
+        t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
+        t._data = data
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        t._accumulator = None
+        t._retains_grad = False
+        t._inference = grad_mode.inference_seen and state.inference
+        return t
     node = _new(cls)
     if ta:
         na = a.grad_fn or a._accumulator or a._accumulate_node()
@@ -168,7 +178,17 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
             return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
-        return Tensor._make(data, False, None)
+        t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
+        t._data = data
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        t._accumulator = None
+        t._retains_grad = False
+        t._inference = grad_mode.inference_seen and state.inference
+        return t
     node = _new(cls)
     na = a.grad_fn or a._accumulator or a._accumulate_node()
     if cls.number_edge:
