@@ -115,7 +115,7 @@ def grad(
         # planned by plan_one, with none of the lists and checks below
         if grad_mode.forward_seen and forward_ad._pending:
             forward_ad.force_pending()
-        found = run_plan(plan_one(outputs, implied_gradient(outputs), inputs, bool(allow_unused)),
+        found = run_plan(plan_one(outputs, implied_gradient(outputs), inputs, allow_unused is True),
                          create_graph if retain_graph is None else retain_graph, create_graph, False)[0]  # type: ignore[index]
         if found is None:
             if not allow_unused:  # reached, but no gradient arrived

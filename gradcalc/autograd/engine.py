@@ -76,7 +76,7 @@ def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: boo
     release = not retain_graph and not create_graph and held is None  # held: no saved array reused midway
     want = None if plan.needed is None else plan.wanted()
     recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
-    record = bool(create_graph)
+    record = True if create_graph else False  # bool(), without a call
     # thread-local writes cost more than the rest of a small grad(): made, and undone, only when they change
     # something, or when user code runs in the walk (it may change them: they are restored after it too)
     changes = recording is not record or releasing is not release or wanted is not want or instrumented
@@ -198,8 +198,8 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                 deps[child] = left
                 if g is not None:  # plan.add_to_buffer, inline (the buffer and `outs` hold the arrays there)
                     if child.num_outputs == 1:
-                        old = buffers.get(child)
-                        if old is not None:
+                        if child in buffers:  # (a test, not `buffers.get`: most edges find no buffer, and a call costs)
+                            old = buffers[child]
                             g = sum_grads(old, g, raw, True)
                             old = None
                             if left:

@@ -79,8 +79,13 @@ def roots_of(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list
 
 def implied_gradient(t: Tensor) -> Tensor:
     """The gradient a single-element output starts from when none is given: ones of its shape."""
-    one = np.array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
+    one = _array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
     return Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
+
+
+# NumPy's module has a `__getattr__`, so CPython never specialises a load of its attributes: a global is
+# ten times cheaper on the paths every grad() takes
+_array = np.array
 
 
 def edge_of(t: Tensor) -> tuple[Node, int]:
@@ -251,18 +256,27 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
     if node.num_outputs != 1 or not inp._requires_grad:
         return Plan([(out, g)], [inp], False, allow_unused)
     deps = {node: 0}
-    suspects = reach([node], deps)
+    roots = [node]  # the root edges, the root nodes and reach's start alike: nobody changes it
+    suspects = reach(roots, deps)
     target = inp.grad_fn
     if target is None:
-        target, nr = inp._accumulate_node(), 0
+        target, nr = inp._accumulator or inp._accumulate_node(), 0
     else:
         nr = inp._output_nr
     capture = {target: [(nr, 0)]}
-    needed = None if _all_leaves_wanted(capture, deps) else _leading_to({target}, deps, [node])
+    # _all_leaves_wanted for one target: it is a leaf, and the graph has no other leaf
+    needed = None
+    if type(target) is AccumulateGrad:
+        for n in deps:
+            if type(n) is AccumulateGrad and n is not target:
+                needed = _leading_to({target}, deps, roots)
+                break
+    else:
+        needed = _leading_to({target}, deps, roots)
     if not allow_unused and target not in deps:
         raise unused_error(0, inp)
     plan = _new(Plan)
-    plan.root_edges, plan.root_nodes, plan.deps, plan.buffers, plan.stored = [node], [node], deps, {node: g}, {
+    plan.root_edges, plan.root_nodes, plan.deps, plan.buffers, plan.stored = roots, roots, deps, {node: g}, {
         id(g._data)}
     plan.suspects, plan.inputs, plan.allow_unused, plan.wanted_leaves, plan.needed = (
         suspects, [inp], allow_unused, None, needed)

@@ -8,7 +8,7 @@ a version counter), has every slot as the reference makes it."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import pytest
@@ -143,6 +143,33 @@ def test_the_binary_path_makes_the_reference_node(case: tuple, kind: str, state:
         assert type(node).__name__ == name.split()[0] and type(node).__module__.endswith((".binary", ".arithmetic",
                                                                                          ".elementwise"))
         _compare(node, edges(a, b), state)
+
+
+# results that record nothing, which `_binary` and `_binary_number` make inline as Tensor._make does: tensor and
+# tensor, tensor and number, and the Scalar overloads backward formulas call
+UNRECORDED: list[tuple[str, Callable[[Any, Any], Any]]] = [
+    ("tensor * tensor", lambda a, b: a * b),
+    ("tensor + tensor", lambda a, b: a + b),
+    ("tensor * number", lambda a, b: a * 2.0),
+    ("tensor ** number", lambda a, b: a**3),
+    ("mul_scalar", lambda a, b: binary.mul_scalar(a, 2.0)),
+]
+
+
+@pytest.mark.parametrize("mode", ["constants", "no_grad", "inference_mode"])
+@pytest.mark.parametrize("case", UNRECORDED, ids=[c[0] for c in UNRECORDED])
+def test_a_result_that_records_nothing_is_the_reference(case: tuple, mode: str) -> None:
+    _, op = case
+    a, b = _inputs("fresh")
+    if mode == "constants":
+        a, b = a.detach(), b.detach()
+    with gc.no_grad() if mode == "no_grad" else gc.inference_mode() if mode == "inference_mode" else nullcontext():
+        out = op(a, b)
+        reference = Tensor._make(out._data, False, None)  # made in the same mode: an inference tensor in one
+    assert out.grad_fn is None and not out.requires_grad and out.is_inference() == (mode == "inference_mode")
+    for name in Tensor.__slots__:
+        if name not in ("__weakref__", "_data"):
+            assert _slot(out, name) == _slot(reference, name), name
 
 
 @pytest.mark.parametrize("state", STATES)

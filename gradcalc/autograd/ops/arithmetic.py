@@ -17,7 +17,18 @@ from .. import spec
 from ..node import NOTHING, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
-from .binary import _Binary, _binary, _binary_number, _shape, integral_promoted, mul_scalar, plus, scaled, sub_scalar
+from .binary import (
+    MulBackward1,
+    _Binary,
+    _binary,
+    _binary_number,
+    _shape,
+    integral_promoted,
+    mul_scalar,
+    plus,
+    scaled,
+    sub_scalar,
+)
 from .core import binary_operands, broadcast_error, needs, record, result
 from .elementwise import where
 from .unary import log, reciprocal
@@ -268,7 +279,7 @@ class MulBackward0(_Binary):
         a = None  # in a plain backward the node let its saved values go: this frees `a` before `g * b` is made
         if first is not None:
             ga = times(b, g) if raw else _mul(g, b) if type(g) is Tensor and type(b) is Tensor else g * b
-        return self.grads(ga, gb)
+        return (ga, gb) if self.shapes is None else self.grads(ga, gb)  # (grads' test inlined, as AddBackward0's)
 
 
 @spec.op("mul", nodes=(MulBackward0,), vmap=spec.rule("pointwise_binary", "mul"),
@@ -386,6 +397,14 @@ class PowBackward0(_Binary):
             return (g * 0.0,)
         if not raw:  # recorded: tensors take the functions as written (an operator's slot costs more)
             if type(x) is Tensor and type(g) is Tensor:
+                if type(p) is float or type(p) is int:
+                    # pow's and mul_scalar's own paths for a number, without their calls and tests: a second
+                    # derivative runs this formula under create_graph, and every call is paid there
+                    q = p - 1
+                    d = x._data
+                    f = _binary_number(PowBackward0, x, q, (d if d.ndim else d[()]) ** q, (x,), q)
+                    d = f._data
+                    return (_mul(g, _binary_number(MulBackward1, f, p, (d if d.ndim else d[()]) * p, None, p)),)
                 return (_mul(g, mul_scalar(_pow(x, p - 1), p)),)
             return (g * mul_scalar(x ** (p - 1), p),)  # (batched tensors: their own operators)
         f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))

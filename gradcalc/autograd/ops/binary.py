@@ -48,6 +48,9 @@ class _Binary(Node):
 
 
 _new = object.__new__
+# NumPy's module has a `__getattr__`, so CPython never specialises a load of its attributes (`np.asarray`
+# costs ten times a global's): the hot paths below read these names instead
+_ndarray, _asarray = np.ndarray, np.asarray
 _F64 = np.dtype(np.float64)  # NumPy's one float64 descriptor: `is` tells it at the cost of a pointer compare
 
 
@@ -85,8 +88,8 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     is the engine's hottest path, and every call and object it avoids is paid once per operation of every
     user's graph. (Callers pass every argument by position for the same reason: keywords cost as much as two
     attribute stores.)"""
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)
+    if type(data) is not _ndarray:
+        data = _asarray(data)
     if data.dtype is _F64 and (type(a) is not Tensor or a._data.dtype is not _F64):  # (rare: integral operands)
         data = integral_promoted(data, a, b)
     ta = type(a) is Tensor and a._requires_grad
@@ -94,7 +97,17 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     if not ((ta or tb) and state.grad_enabled):
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
-        return Tensor._make(data, False, None)
+        t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
+        t._data = data
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        t._accumulator = None
+        t._retains_grad = False
+        t._inference = grad_mode.inference_seen and state.inference
+        return t
     node = _new(cls)
     if ta:
         na = a.grad_fn or a._accumulator or a._accumulate_node()
@@ -158,14 +171,24 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     `mul_scalar`). A fast path: every test `_binary` makes on `b` is known here, and a chain of small operations
     spends a good part of each operation in them. node.make_node is the reference, slot by slot, and
     tests/engine/test_node_constructor.py's number cases check every slot this writes."""
-    if type(data) is not np.ndarray:
-        data = np.asarray(data)
+    if type(data) is not _ndarray:
+        data = _asarray(data)
     if not (a._requires_grad and state.grad_enabled):
         if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
             return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
-        return Tensor._make(data, False, None)
+        t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
+        t._data = data
+        t._requires_grad = False
+        t._grad = None
+        t.grad_fn = None
+        t._output_nr = 0
+        t._vc = None
+        t._accumulator = None
+        t._retains_grad = False
+        t._inference = grad_mode.inference_seen and state.inference
+        return t
     node = _new(cls)
     na = a.grad_fn or a._accumulator or a._accumulate_node()
     if cls.number_edge:
