@@ -49,7 +49,16 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+)
 from .parameter import Parameter
 from .sparse import Embedding
 
@@ -58,7 +67,8 @@ __all__ = [
     "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax",
     "Softplus", "Tanh", "Unflatten", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
-    "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss",
+    "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d",
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
     "CosineSimilarity", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish",
     "PairwiseDistance", "ReLU6", "SELU", "Softsign",

@@ -4,7 +4,7 @@
 hardsigmoid logsigmoid mish softsign glu` (and the in-place `leaky_relu_ elu_ selu_ hardtanh_`), `softmax
 log_softmax`, `normalize cosine_similarity pairwise_distance`, the losses
 `mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits cross_entropy nll_loss smooth_l1_loss
-huber_loss kl_div`, `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm`, and `embedding`.
+huber_loss kl_div`, `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm group_norm instance_norm`, and `embedding`.
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from ..autograd.ops.pooling import (
 from ..autograd.ops.smooth_activations import glu, logsigmoid, mish
 from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
+from .functional_norms import group_norm, instance_norm
 
 __all__ = [
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
@@ -63,6 +64,7 @@ __all__ = [
     "conv_transpose2d", "max_pool1d", "max_pool2d", "one_hot", "pad",
     "cosine_similarity", "elu", "elu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
     "leaky_relu_", "logsigmoid", "mish", "normalize", "pairwise_distance", "relu6", "selu", "selu_", "softsign",
+    "group_norm", "instance_norm",
 ]
 
 
