@@ -390,7 +390,7 @@ class RNNCellBase(Module):
         out = step(input, hx)
         return out if batched else out.squeeze(0)
 
-    def _check_cell(self, input: Tensor, hx: Tensor, which: str = "") -> None:  # noqa: A002
+    def _check_cell(self, input: Tensor, hx: Tensor, which: str = "0") -> None:  # noqa: A002
         # ATen's check_rnn_cell_forward_input / _hidden
         if input.size(1) != self.input_size:
             raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
@@ -451,7 +451,7 @@ class LSTMCell(RNNCellBase):
             h, c = zeros, zeros
         else:
             h, c = (hx[0], hx[1]) if batched else (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
-        self._check_cell(input, h, "[0]")
-        self._check_cell(input, c, "[1]")
+        self._check_cell(input, h, "0")
+        self._check_cell(input, c, "1")
         hy, cy = _lstm_step(input, (h, c), self._weights(), False)
         return (hy, cy) if batched else (hy.squeeze(0), cy.squeeze(0))
