@@ -87,3 +87,8 @@ __all__ += [
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
 
 __all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+# -- attention --------------------------------------------------------------------------------------------------
+from .attention import MultiheadAttention  # noqa: E402
+
+__all__ += ["MultiheadAttention"]

@@ -53,6 +53,7 @@ from ..autograd.ops.pooling import (
 from ..autograd.ops.smooth_activations import glu, logsigmoid, mish
 from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
+from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention
 from .functional_norms import group_norm, instance_norm
 
 __all__ = [
@@ -64,7 +65,7 @@ __all__ = [
     "conv_transpose2d", "max_pool1d", "max_pool2d", "one_hot", "pad",
     "cosine_similarity", "elu", "elu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
     "leaky_relu_", "logsigmoid", "mish", "normalize", "pairwise_distance", "relu6", "selu", "selu_", "softsign",
-    "group_norm", "instance_norm",
+    "group_norm", "instance_norm", "multi_head_attention_forward", "scaled_dot_product_attention",
 ]
 
 
