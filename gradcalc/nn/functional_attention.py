@@ -31,6 +31,15 @@ def _const(array: np.ndarray) -> Tensor:
     return Tensor._make(array, False, None)
 
 
+# how ATen's messages name the dtypes (C++'s names)
+_CPP = {"float64": "double", "float32": "float", "float16": "c10::Half", "int64": "long int", "int32": "int",
+        "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
+
+
+def _cpp(t: Tensor) -> str:
+    return _CPP.get(t._data.dtype.name, t._data.dtype.name)
+
+
 def _bool_to_bias(mask: Tensor, dtype: Any) -> Tensor:
     """A boolean mask (True: attend) as the additive 0 / -inf mask (ATen's convert_boolean_attn_mask)."""
     return _const(np.where(mask._data, 0.0, -np.inf).astype(dtype))
@@ -44,11 +53,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     for name, t in (("query", query), ("key", key), ("value", value)):
         if t.dim() < 2:
             raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got "
-                               f"query.dim: {query.dim()}, key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+                               f"query.dim: {query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
         del name
     if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
-                           f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+                           f"{_cpp(query)} key.dtype: {_cpp(key)} and value.dtype: {_cpp(value)} instead.")
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p:g}")
     dt = query._data.dtype
@@ -65,7 +74,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
             mask = attn_mask
         else:
             raise RuntimeError("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-                               f"attn_mask.dtype: {attn_mask.dtype} and  query.dtype: {query.dtype} instead.")
+                               f"attn_mask.dtype: {_cpp(attn_mask)} and  query.dtype: {_cpp(query)} instead.")
     elif is_causal:
         L, S = query.size(-2), key.size(-2)
         mask = _const(np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dt))
@@ -78,6 +87,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     attn = q.matmul(key.transpose(-2, -1) * factor)
     full = None
     if mask is not None:
+        shape = np.broadcast_shapes(attn._data.shape, mask._data.shape)
+        if shape != attn._data.shape:  # ATen adds the mask in place
+            raise RuntimeError(f"output with shape {list(attn.shape)} doesn't match the broadcast shape "
+                               f"{list(shape)}")
         # a row with every position masked: ATen's _safe_softmax gives zeros there; the row's -inf are taken
         # out before the softmax so that its gradient is zero, not NaN
         rows = np.isneginf(np.broadcast_to(mask._data, attn._data.shape)).all(-1, keepdims=True)
