@@ -24,8 +24,8 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class MultiheadAttention(Module):
-    """Multi-head attention (Attention Is All You Need): `forward(query, key, value, key_padding_mask=None,
-    need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False)` returns (output, weights);
+    """Multi-head attention (Attention Is All You Need): `forward(query, key, value, key_padding_mask=none,
+    need_weights=true, attn_mask=none, average_attn_weights=true, is_causal=false)` returns (output, weights);
     parameters `in_proj_weight` (3E, E) (or `q_proj_weight`, `k_proj_weight`, `v_proj_weight` with kdim/vdim),
     `in_proj_bias`, `out_proj.weight`, `out_proj.bias`, and `bias_k`, `bias_v` with `add_bias_kv`."""
 

@@ -34,7 +34,7 @@ from ..autograd.ops.activations import (
 )
 from ..autograd.ops.batch_norm import batch_norm
 from ..autograd.ops.classification import cross_entropy, nll_loss
-from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad
+from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ..autograd.ops.divergence import kl_div
 from ..autograd.ops.dropout import dropout
 from ..autograd.ops.embedding import embedding
@@ -55,6 +55,7 @@ from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
 from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention
 from .functional_norms import group_norm, instance_norm
+from .functional_resample import interpolate, pad, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
@@ -66,6 +67,7 @@ __all__ = [
     "cosine_similarity", "elu", "elu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
     "leaky_relu_", "logsigmoid", "mish", "normalize", "pairwise_distance", "relu6", "selu", "selu_", "softsign",
     "group_norm", "instance_norm", "multi_head_attention_forward", "scaled_dot_product_attention",
+    "interpolate", "pixel_shuffle", "pixel_unshuffle",
 ]
 
 

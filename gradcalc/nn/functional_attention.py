@@ -182,7 +182,7 @@ def multi_head_attention_forward(  # noqa: C901 - PyTorch's function, step by st
 ) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention of (L, N, E) query, (S, N, E) key and value (or unbatched (L, E), (S, E)): the
     in-projections, attention per head, the out-projection; returns (output, weights averaged over heads or
-    per head, or None without `need_weights`)."""
+    per head, or none without `need_weights`)."""
     batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

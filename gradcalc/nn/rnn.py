@@ -261,7 +261,7 @@ class RNNBase(Module):
 
 class RNN(RNNBase):
     """An Elman RNN: h_t = tanh(x_t W_ihᵀ + b_ih + h_{t-1} W_hhᵀ + b_hh) (`nonlinearity='relu'`: relu), over
-    `num_layers` layers; `forward(input, hx=None)` returns (output, h_n)."""
+    `num_layers` layers; `forward(input, hx)` (hx optional, zeros by default) returns (output, h_n)."""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -278,7 +278,7 @@ class RNN(RNNBase):
 
 class GRU(RNNBase):
     """A gated recurrent unit layer (reset, update and new gates, PyTorch's equations) over `num_layers` layers;
-    `forward(input, hx=None)` returns (output, h_n)."""
+    `forward(input, hx)` (hx optional, zeros by default) returns (output, h_n)."""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device: Any = None,
@@ -292,7 +292,7 @@ class GRU(RNNBase):
 
 class LSTM(RNNBase):
     """A long short-term memory layer (input, forget, cell and output gates, PyTorch's equations; `proj_size`
-    projects h) over `num_layers` layers; `forward(input, hx=None)` with hx = (h_0, c_0) returns
+    projects h) over `num_layers` layers; `forward(input, hx)` with the optional hx = (h_0, c_0) returns
     (output, (h_n, c_n))."""
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -429,7 +429,7 @@ class GRUCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One step of an LSTM: `forward(input, hx=None)` with hx = (h, c) returns (h', c')."""
+    """One step of an LSTM: `forward(input, hx)` with the optional hx = (h, c) returns (h', c')."""
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device: Any = None,
                  dtype: Any = None) -> None:

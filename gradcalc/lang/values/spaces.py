@@ -62,6 +62,8 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
         "BatchNorm2d", "BatchNorm3d", "LayerNorm", "Embedding", "SmoothL1Loss", "HuberLoss", "KLDivLoss",
         "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "LeakyReLU", "ELU", "SELU", "Hardtanh", "ReLU6",
         "Mish", "Softsign", "LogSigmoid", "Hardswish", "Hardsigmoid", "GLU", "CosineSimilarity", "PairwiseDistance",
+        "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNNCellBase", "GroupNorm", "InstanceNorm1d",
+        "InstanceNorm2d", "InstanceNorm3d", "MultiheadAttention",
     ),
     "nn.functional": (
         "linear", "gelu", "silu", "mse_loss", "l1_loss", "binary_cross_entropy", "cross_entropy", "nll_loss",
@@ -69,6 +71,7 @@ NN_BUILTINS: dict[str, tuple[str, ...]] = {
         "batch_norm", "embedding", "smooth_l1_loss", "huber_loss", "kl_div",
         "leaky_relu", "elu", "hardtanh", "relu6", "hardswish", "hardsigmoid", "logsigmoid", "mish", "softsign", "glu",
         "normalize", "cosine_similarity", "pairwise_distance", "leaky_relu_", "elu_", "selu_", "hardtanh_",
+        "group_norm", "instance_norm", "scaled_dot_product_attention", "multi_head_attention_forward",
     ),
     "optim": ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "LBFGS", "Adamax", "NAdam", "RAdam", "Adadelta"),
     "optim.lr_scheduler": ("StepLR", "ExponentialLR", "MultiStepLR", "LambdaLR", "LinearLR", "CosineAnnealingLR",
