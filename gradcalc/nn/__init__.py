@@ -119,3 +119,16 @@ __all__ += [
     "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
     "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
 ]
+
+# -- more losses ------------------------------------------------------------------------------------------------
+from .loss import (  # noqa: E402
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    PoissonNLLLoss,
+    TripletMarginLoss,
+)
+
+__all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "PoissonNLLLoss",
+            "TripletMarginLoss"]

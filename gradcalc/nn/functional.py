@@ -54,6 +54,14 @@ from ..autograd.ops.smooth_activations import glu, logsigmoid, mish
 from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
 from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention
+from .functional_losses import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    triplet_margin_loss,
+)
 from .functional_norms import group_norm, instance_norm
 from .functional_resample import interpolate, pad, pixel_shuffle, pixel_unshuffle
 
@@ -68,6 +76,8 @@ __all__ = [
     "leaky_relu_", "logsigmoid", "mish", "normalize", "pairwise_distance", "relu6", "selu", "selu_", "softsign",
     "group_norm", "instance_norm", "multi_head_attention_forward", "scaled_dot_product_attention",
     "interpolate", "pixel_shuffle", "pixel_unshuffle",
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
+    "triplet_margin_loss",
 ]
 
 
