@@ -4,7 +4,10 @@
 hardsigmoid logsigmoid mish softsign glu` (and the in-place `leaky_relu_ elu_ selu_ hardtanh_`), `softmax
 log_softmax`, `normalize cosine_similarity pairwise_distance`, the losses
 `mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits cross_entropy nll_loss smooth_l1_loss
-huber_loss kl_div`, `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm group_norm instance_norm`, and `embedding`.
+huber_loss kl_div` (and `margin_ranking_loss hinge_embedding_loss cosine_embedding_loss triplet_margin_loss
+poisson_nll_loss gaussian_nll_loss`), `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm group_norm
+instance_norm`, `embedding`, `scaled_dot_product_attention multi_head_attention_forward`, `pad` (every mode),
+`interpolate pixel_shuffle pixel_unshuffle`.
 """
 
 from __future__ import annotations

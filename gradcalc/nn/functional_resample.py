@@ -78,7 +78,13 @@ def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",  # noqa: A002
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and n == 0:
             raise RuntimeError(f"padding: input tensor must have non-empty dimension {dim}")
-        out = out.index_select(dim, _index(_source(np.arange(-left, n + right), n, mode)))
+        if mode == "circular":  # ATen crops a negative side first, then wraps around what is left
+            start, stop = max(-left, 0), n + min(right, 0)
+            j = np.arange(-max(left, 0), stop - start + max(right, 0))
+            positions = start + j % (stop - start)
+        else:
+            positions = _source(np.arange(-left, n + right), n, mode)
+        out = out.index_select(dim, _index(positions))
     return out
 
 
