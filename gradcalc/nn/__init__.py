@@ -1,7 +1,9 @@
 """`gradcalc.nn`: PyTorch's `torch.nn` for the layers gradcalc has: `Module`, `Parameter`, the containers
 (`Sequential`, `ModuleList`, `ModuleDict`, `ParameterList`, `ParameterDict`),
 `Linear`, `Flatten`, `Unflatten`, the activations, the losses, `Dropout` (and its 1d/2d/3d forms), `BatchNorm1d`,
-`BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `Embedding`, and the submodules `functional` and `init`.
+`BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `GroupNorm`, `InstanceNorm1d/2d/3d`, `Embedding`, the convolutions and
+pooling, the recurrent layers (`RNN`, `LSTM`, `GRU` and their cells), `MultiheadAttention`, the padding layers,
+`Upsample`, `PixelShuffle`, and the submodules `functional` and `init`.
 
 The number of parameters of a network is `sum(p.numel() for p in net.parameters())`; `print(net)` shows
 its layers as PyTorch does.
