@@ -258,3 +258,16 @@ def test_errors_are_pytorchs(make: Any) -> None:
 def test_dropout_warning_for_one_layer() -> None:
     with pytest.warns(UserWarning, match="non-zero dropout expects num_layers greater than 1"):
         gc.nn.GRU(3, 4, dropout=0.2)
+
+
+def test_import_gradcalc_loads_no_layer() -> None:
+    """The new layers and functions live in gradcalc.nn, which `import gradcalc` does not load."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    code = "import sys, gradcalc\nprint(sorted(m for m in sys.modules if m.startswith('gradcalc.nn')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=root,
+                          env={"PYTHONPATH": str(root)}, check=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -103,8 +103,8 @@ def test_vmap_through_pad_and_interpolate() -> None:
         xs = np.moveaxis(x, 0, in_dims)
         for fn in (lambda L, t: L.nn.functional.pad(t, (1, 2), mode="reflect"),
                    lambda L, t: L.nn.functional.interpolate(t, scale_factor=2, mode="linear")):
-            theirs = torch.func.vmap(lambda t: fn(torch, t), in_dims=in_dims)(torch.tensor(xs))
-            ours = gc.func.vmap(lambda t: fn(gc, t), in_dims=in_dims)(gc.tensor(xs))
+            theirs = torch.func.vmap(lambda t, fn=fn: fn(torch, t), in_dims=in_dims)(torch.tensor(xs))
+            ours = gc.func.vmap(lambda t, fn=fn: fn(gc, t), in_dims=in_dims)(gc.tensor(xs))
             np.testing.assert_allclose(_np(ours), _np(theirs), rtol=1e-12, atol=1e-14)
 
 
@@ -113,7 +113,8 @@ LAYERS = [("ZeroPad1d", (2,)), ("ZeroPad2d", (1,)), ("ZeroPad2d", ((1, 0, 2, 1),
           ("ReflectionPad1d", (2,)), ("ReflectionPad2d", ((1, 0, 2, 1),)), ("ReflectionPad3d", (1,)),
           ("ReplicationPad1d", ((3, 0),)), ("ReplicationPad2d", (2,)), ("ReplicationPad3d", ((1, 0, 0, 1, 1, 0),)),
           ("CircularPad1d", (1,)), ("CircularPad2d", ((1, 0, 2, 1),)), ("CircularPad3d", (1,)),
-          ("Upsample", (None, 2)), ("Upsample", ((3, 7), None, "bilinear")), ("Upsample", (None, 1.5, "bilinear", True)),
+          ("Upsample", (None, 2)), ("Upsample", ((3, 7), None, "bilinear")),
+          ("Upsample", (None, 1.5, "bilinear", True)),
           ("UpsamplingNearest2d", (None, 2)), ("UpsamplingBilinear2d", ((5, 5),)), ("PixelShuffle", (2,)),
           ("PixelUnshuffle", (2,))]
 
