@@ -1,7 +1,9 @@
 """`gradcalc.nn`: PyTorch's `torch.nn` for the layers gradcalc has: `Module`, `Parameter`, the containers
 (`Sequential`, `ModuleList`, `ModuleDict`, `ParameterList`, `ParameterDict`),
 `Linear`, `Flatten`, `Unflatten`, the activations, the losses, `Dropout` (and its 1d/2d/3d forms), `BatchNorm1d`,
-`BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `Embedding`, and the submodules `functional` and `init`.
+`BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `GroupNorm`, `InstanceNorm1d/2d/3d`, `Embedding`, the convolutions and
+pooling, the recurrent layers (`RNN`, `LSTM`, `GRU` and their cells), `MultiheadAttention`, the padding layers,
+`Upsample`, `PixelShuffle`, and the submodules `functional` and `init`.
 
 The number of parameters of a network is `sum(p.numel() for p in net.parameters())`; `print(net)` shows
 its layers as PyTorch does.
@@ -49,7 +51,16 @@ from .loss import (
     SmoothL1Loss,
 )
 from .module import Module
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, LayerNorm
+from .normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+)
 from .parameter import Parameter
 from .sparse import Embedding
 
@@ -58,7 +69,8 @@ __all__ = [
     "LogSoftmax", "MSELoss", "Module", "NLLLoss", "Parameter", "ReLU", "Sequential", "SiLU", "Sigmoid", "Softmax",
     "Softplus", "Tanh", "Unflatten", "functional", "init",
     "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "Embedding",
-    "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss",
+    "HuberLoss", "KLDivLoss", "LayerNorm", "SmoothL1Loss", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d",
     "ModuleDict", "ModuleList", "ParameterDict", "ParameterList",
     "CosineSimilarity", "ELU", "GLU", "Hardsigmoid", "Hardswish", "Hardtanh", "LeakyReLU", "LogSigmoid", "Mish",
     "PairwiseDistance", "ReLU6", "SELU", "Softsign",
@@ -72,3 +84,53 @@ __all__ += [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d", "Conv2d", "ConvTranspose1d",
     "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
 ]
+
+# -- recurrent layers -------------------------------------------------------------------------------------------
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase  # noqa: E402
+
+__all__ += ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+# -- attention --------------------------------------------------------------------------------------------------
+from .attention import MultiheadAttention  # noqa: E402
+
+__all__ += ["MultiheadAttention"]
+
+# -- padding and resampling -------------------------------------------------------------------------------------
+from .padding import (  # noqa: E402
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .upsampling import PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: E402
+
+__all__ += [
+    "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+    "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+    "ReplicationPad3d", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d",
+    "PixelShuffle", "PixelUnshuffle", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d",
+]
+
+# -- more losses ------------------------------------------------------------------------------------------------
+from .loss import (  # noqa: E402
+    CosineEmbeddingLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    MarginRankingLoss,
+    PoissonNLLLoss,
+    TripletMarginLoss,
+)
+
+__all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss", "PoissonNLLLoss",
+            "TripletMarginLoss"]

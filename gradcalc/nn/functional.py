@@ -4,7 +4,10 @@
 hardsigmoid logsigmoid mish softsign glu` (and the in-place `leaky_relu_ elu_ selu_ hardtanh_`), `softmax
 log_softmax`, `normalize cosine_similarity pairwise_distance`, the losses
 `mse_loss l1_loss binary_cross_entropy binary_cross_entropy_with_logits cross_entropy nll_loss smooth_l1_loss
-huber_loss kl_div`, `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm`, and `embedding`.
+huber_loss kl_div` (and `margin_ranking_loss hinge_embedding_loss cosine_embedding_loss triplet_margin_loss
+poisson_nll_loss gaussian_nll_loss`), `dropout dropout1d dropout2d dropout3d`, `batch_norm layer_norm group_norm
+instance_norm`, `embedding`, `scaled_dot_product_attention multi_head_attention_forward`, `pad` (every mode),
+`interpolate pixel_shuffle pixel_unshuffle`.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from ..autograd.ops.activations import (
 )
 from ..autograd.ops.batch_norm import batch_norm
 from ..autograd.ops.classification import cross_entropy, nll_loss
-from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d, pad
+from ..autograd.ops.conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from ..autograd.ops.divergence import kl_div
 from ..autograd.ops.dropout import dropout
 from ..autograd.ops.embedding import embedding
@@ -53,6 +56,17 @@ from ..autograd.ops.pooling import (
 from ..autograd.ops.smooth_activations import glu, logsigmoid, mish
 from ..autograd.ops.smooth_losses import huber_loss, smooth_l1_loss
 from ..autograd.tensor import Tensor
+from .functional_attention import multi_head_attention_forward, scaled_dot_product_attention
+from .functional_losses import (
+    cosine_embedding_loss,
+    gaussian_nll_loss,
+    hinge_embedding_loss,
+    margin_ranking_loss,
+    poisson_nll_loss,
+    triplet_margin_loss,
+)
+from .functional_norms import group_norm, instance_norm
+from .functional_resample import interpolate, pad, pixel_shuffle, pixel_unshuffle
 
 __all__ = [
     "batch_norm", "binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy", "dropout",
@@ -63,6 +77,10 @@ __all__ = [
     "conv_transpose2d", "max_pool1d", "max_pool2d", "one_hot", "pad",
     "cosine_similarity", "elu", "elu_", "glu", "hardsigmoid", "hardswish", "hardtanh", "hardtanh_", "leaky_relu",
     "leaky_relu_", "logsigmoid", "mish", "normalize", "pairwise_distance", "relu6", "selu", "selu_", "softsign",
+    "group_norm", "instance_norm", "multi_head_attention_forward", "scaled_dot_product_attention",
+    "interpolate", "pixel_shuffle", "pixel_unshuffle",
+    "cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
+    "triplet_margin_loss",
 ]
 
 

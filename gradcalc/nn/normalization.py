@@ -1,4 +1,4 @@
-"""`BatchNorm1d`, `BatchNorm2d`, `BatchNorm3d` and `LayerNorm`.
+"""`BatchNorm1d`, `BatchNorm2d`, `BatchNorm3d`, `LayerNorm`, `GroupNorm` and `InstanceNorm1d`/`2d`/`3d`.
 
 A batch-norm layer normalizes each channel by the batch's statistics in training mode, updating its buffers
 `running_mean`, `running_var` (momentum, or a cumulative average with `momentum=None`) and
@@ -10,6 +10,7 @@ with `track_running_stats=False` it has no buffers and always uses the batch's s
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -160,3 +161,103 @@ class LayerNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
                 f"bias={self.bias is not None}")
+
+
+class GroupNorm(Module):
+    """Group normalization: each sample's `num_channels` channels in `num_groups` groups, each normalized by its
+    own mean and variance, then a per-channel weight (ones) and bias (zeros) with `affine`."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__()
+        if device not in (None, "cpu"):
+            raise RuntimeError("GroupNorm: gradcalc runs on the CPU only; leave device unset")
+        if num_channels % num_groups != 0:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        dt = np_dtype(dtype) or default_float()
+        if affine:
+            self.weight = Parameter(_empty((num_channels,), dt))
+            if bias:
+                self.bias = Parameter(_empty((num_channels,), dt))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """The weight 1 and the bias 0."""
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+                f"bias={self.bias is not None}")
+
+
+class _InstanceNorm(_NormBase):
+    """Instance normalization: each channel of each sample over its spatial dims; no affine parameters and no
+    running statistics by default (`affine=True`, `track_running_stats=True` add them, as PyTorch's)."""
+
+    _no_batch_dim = 0
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float = 0.1, affine: bool = False,
+                 track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input: Tensor) -> Tensor:  # noqa: A002
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
+                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
+                          "warning by not passing in num_features, which is not used because affine=False",
+                          stacklevel=2)
+        if input.dim() == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+    def _apply_instance_norm(self, input: Tensor) -> Tensor:  # noqa: A002
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of an (N, C, L) or (C, L) input."""
+
+    _no_batch_dim = 2
+
+    def _check_input_dim(self, input: Tensor) -> None:  # noqa: A002
+        if input.dim() not in (2, 3):
+            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of an (N, C, H, W) or (C, H, W) input."""
+
+    _no_batch_dim = 3
+
+    def _check_input_dim(self, input: Tensor) -> None:  # noqa: A002
+        if input.dim() not in (3, 4):
+            raise ValueError(f"expected 3D or 4D input (got {input.dim()}D input)")
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of an (N, C, D, H, W) or (C, D, H, W) input."""
+
+    _no_batch_dim = 4
+
+    def _check_input_dim(self, input: Tensor) -> None:  # noqa: A002
+        if input.dim() not in (4, 5):
+            raise ValueError(f"expected 4D or 5D input (got {input.dim()}D input)")
