@@ -127,6 +127,15 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
                        ("matrix_power", 2))},
     # the inverse's gradient: PyTorch's LAPACK result is column-major, so its mm's gradient is a transposed product
     ("matrix_power", 1): {("MmBackward0", "TBackward0")},
+    ("logdet", 0): {("ViewBackward0", "ReshapeAliasBackward0")},  # (the gradient's broadcast, as matmul's)
+    # slogdet's gradient: A^-H solved against gradcalc's diagonal_backward where PyTorch has diag_embed
+    ("slogdet", 1): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("linalg_slogdet", 1): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("linalg_slogdet", 2): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("logdet", 1): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("logdet", 2): {("ViewBackward0", "TransposeBackward0"), ("TransposeBackward0", "ViewBackward0")},
+    # cholesky's gradient: gradcalc masks phi's triangle with a product, PyTorch writes it in place (tril_, mul_)
+    ("linalg_cholesky", 1): {("MulBackward1", "LinalgSolveTriangularBackward0")},
     # tensor ** tensor: PyTorch's where() for a zero exponent masks with a constant that needs no edge
     ("pow", 1): {("MulBackward0", "None")},
 }

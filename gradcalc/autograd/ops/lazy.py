@@ -25,6 +25,7 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products",
+    "decompositions",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -106,10 +107,13 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     'products': (
-        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cdist', 'cross', 'dist', 'inner', 'kron', 'linalg_matrix_power',
-         'matrix_power', 'tensordot', 'vdot'),
-        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cross', 'dist', 'inner', 'kron', 'linalg_matrix_power', 'matrix_power',
+        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cdist', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'tensordot',
          'vdot'),
+        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'vdot'),
+    ),
+    'decompositions': (
+        ('logdet', 'slogdet'),
+        ('logdet', 'slogdet'),
     ),
 }
 

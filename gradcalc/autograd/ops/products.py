@@ -766,7 +766,7 @@ def linalg_multi_dot(tensors: Any) -> Tensor:
 
 
 # -- matrix_power ---------------------------------------------------------------------------------------------
-@spec.op("matrix_power", aliases=("linalg_matrix_power",), vmap=spec.rule("matrices", "matrix_power"),
+@spec.op("matrix_power", vmap=spec.rule("matrices", "matrix_power"),
          sample=spec.Sample(((3, 3), (2, 2, 2)), lambda L, a, b: L.matrix_power(a, 3) + a.matrix_power(2)
                             + L.linalg.matrix_power(a, 5) + L.matrix_power(a, 1) + L.matrix_power(b, 2).sum()
                             + L.matrix_power(a, -2) + L.matrix_power(a, 0)))

@@ -41,7 +41,7 @@ from ..syntax.keywords import GRAD_MODES
 from .builtins import CONSTANTS, FUNCTIONS, Builtin
 from .convert import describe
 from .signatures import signature_text
-from .spaces import PREDEFINED, SPACES, engine_module, is_checked
+from .spaces import FUNCTION_SPACES, PREDEFINED, SPACES, engine_module, is_checked
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -325,6 +325,9 @@ def _resolve(ns: Namespace, name: str) -> Member | Missing:
             return Builtin(name, f"nn:{engine_module(path).removeprefix('gradcalc.')}.{name}")
     elif name in FUNCTIONS:
         return FUNCTIONS[name]
+    elif path in FUNCTION_SPACES and inspect.isfunction(getattr(_engine(path), name, None)):
+        # torch.linalg: each function its engine module exports is a built-in under it (linalg.solve)
+        return Builtin(name, f"{engine_module(path).removeprefix('gradcalc.')}.{name}")
     return _alias(path, name)
 
 
