@@ -20,7 +20,7 @@ from ..tensor import Tensor
 from . import shape as S
 from .arithmetic import mul, neg, sub
 from .binary import mul_scalar, plus
-from .core import needs, record, result
+from .core import broadcast_message, needs, record, result
 from .einsum import diagonal, diagonal_backward
 from .elementwise import where
 from .inverses import LinAlgError, _square, lu_factor
@@ -148,9 +148,10 @@ def _solve_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
 
 
 @spec.op("linalg_solve", method=False, top_level=False, nodes=(LinalgSolveExBackward0,), vmap=_solve_rule,
-         sample=spec.Sample(((3, 3), (3,), (3, 2)), lambda L, a, b, c: L.linalg.solve(a + 3 * L.eye(3), b)
-                            + L.linalg.solve(a + 3 * L.eye(3), c).sum(1)
-                            + L.linalg.solve(a + 3 * L.eye(3), c.t(), left=False).sum(0)))
+         sample=spec.Sample(((3, 3), (3,), (3, 2)), lambda L, a, b, c: L.linalg.solve(
+             a + 3 * L.eye(3, dtype=a.dtype), b)
+                            + L.linalg.solve(a + 3 * L.eye(3, dtype=a.dtype), c).sum(1)
+                            + L.linalg.solve(a + 3 * L.eye(3, dtype=a.dtype), c.t(), left=False).sum(0)))
 def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 - PyTorch's names
     """The solution X of A X = B (X A = B with left=False), for a matrix or a batch of them; B a matrix or a
     vector (or batches of them, broadcast against A's)."""
@@ -182,8 +183,6 @@ def solve(A: Tensor, B: Tensor, *, left: bool = True) -> Tensor:  # noqa: N803 -
     except np.linalg.LinAlgError:
         raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is singular.") from None
     except ValueError:
-        from .core import broadcast_message  # (only for batches that do not broadcast)
-
         raise RuntimeError(broadcast_message([a.shape[:-2], bm.shape[:-2]])) from None
     if vector:
         data = data[..., 0]
@@ -273,8 +272,8 @@ def slogdet(input: Tensor) -> tuple:  # noqa: A002
 
 
 @spec.op("logdet", vmap=spec.rule("matrices", "logdet"),
-         sample=spec.Sample(((3, 3), (2, 2, 2)), lambda L, a, b: L.logdet(a @ a.mT + L.eye(3))
-                            + (b @ b.mT + L.eye(2)).logdet().sum()))
+         sample=spec.Sample(((3, 3), (2, 2, 2)), lambda L, a, b: L.logdet(a @ a.mT + L.eye(3, dtype=a.dtype))
+                            + (b @ b.mT + L.eye(2, dtype=b.dtype)).logdet().sum()))
 def logdet(input: Tensor) -> Tensor:  # noqa: A002
     """The log of the determinant (nan where it is negative), PyTorch's where() over slogdet."""
     _square("logdet", input)
@@ -344,8 +343,8 @@ def _not_positive_definite(a: np.ndarray) -> LinAlgError:
 
 @spec.op("linalg_cholesky", method=False, top_level=False, nodes=(LinalgCholeskyExBackward0,),
          vmap=spec.rule("matrices", "linalg_cholesky"),
-         sample=spec.Sample(((3, 3),), lambda L, a: L.linalg.cholesky(a @ a.mT + L.eye(3))
-                            + L.linalg.cholesky(a @ a.mT + L.eye(3), upper=True).mT))
+         sample=spec.Sample(((3, 3),), lambda L, a: L.linalg.cholesky(a @ a.mT + L.eye(3, dtype=a.dtype))
+                            + L.linalg.cholesky(a @ a.mT + L.eye(3, dtype=a.dtype), upper=True).mT))
 def cholesky(A: Tensor, *, upper: bool = False) -> Tensor:  # noqa: N803
     """The Cholesky factor L (lower, L L^H = A; upper=True: U = L^H) of a symmetric positive-definite matrix (each
     of a batch); only the lower triangle of A is read."""

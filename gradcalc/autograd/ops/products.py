@@ -25,7 +25,8 @@ from . import shape as S
 from .arithmetic import mul, neg, sub
 from .basic import clone
 from .binary import mul_scalar, plus
-from .core import needs, record, result
+from .core import broadcast_message, needs, record, result
+from .inplace import copy_
 from .inverses import _square, inverse
 from .linalg import bmm, dot, matmul, mm, mv, outer
 from .reductions import norm, norm_backward
@@ -47,9 +48,9 @@ def _rule(name: str, tensors: int = 2, dim_params: tuple[str, ...] = ()) -> Any:
     def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
         B = spec.RULES  # vmap's batching.py, handed down when it loads
         k = min(tensors, len(args))
+        size = B.batch_size(args, dims)
         rank = max(B.ndim(a) - (d is not None) for a, d in zip(args[:k], dims[:k], strict=True))
-        moved = [B.pad(B.to_front(a, d), rank) if d is not None else a for a, d in zip(args[:k], dims[:k],
-                                                                                           strict=True)]
+        moved = [B.pad(B.materialize(a, d, size), rank) for a, d in zip(args[:k], dims[:k], strict=True)]
         rest = list(args[k:])
         for i, pname in enumerate(dim_params):
             if pname in params and params[pname] is not None and params[pname] < 0:
@@ -61,6 +62,124 @@ def _rule(name: str, tensors: int = 2, dim_params: tuple[str, ...] = ()) -> Any:
         return B.bind(name, *moved, *rest, **params), 0
 
     return rule
+
+
+# -- vmap rules of the products (the batch dim first, written with the batched operations) --------------------
+def _front_all(args: tuple, dims: tuple, k: int) -> tuple[Any, list[Any]]:
+    B = spec.RULES
+    size = B.batch_size(args, dims)
+    return B, [B.materialize(a, d, size) for a, d in zip(args[:k], dims[:k], strict=True)]
+
+
+def _scale_add(B: Any, c: Any, prod: Any, beta: Any, alpha: Any) -> Any:
+    """beta * c + alpha * prod on batches (c's sample dims broadcast against prod's)."""
+    if alpha != 1:
+        prod = B.bind("mul", prod, alpha)
+    if beta == 0:
+        return prod
+    c = B.pad(c, B.ndim(prod) - 1)
+    return B.bind("add", prod, c if beta == 1 else B.bind("mul", c, beta))
+
+
+def _kron_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    B, (a, b) = _front_all(args, dims, 2)
+    n = max(B.ndim(a), B.ndim(b)) - 1
+    a, b = B.pad(a, n), B.pad(b, n)
+    sa, sb = B.shape_of(a), B.shape_of(b)
+    a_shape = (sa[0],) + tuple(x for i in range(n) for x in (sa[i + 1], 1))
+    b_shape = (sb[0],) + tuple(x for i in range(n) for x in (1, sb[i + 1]))
+    prod = B.bind("mul", B.bind("reshape", a, a_shape), B.bind("reshape", b, b_shape))
+    return B.bind("reshape", prod, (sa[0],) + tuple(sa[i + 1] * sb[i + 1] for i in range(n))), 0
+
+
+def _letters(n: int, start: int = 0) -> str:
+    return "".join(chr(ord("a") + start + i) for i in range(n))
+
+
+def _tensordot_rule(args: tuple, in_dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """tensordot of a batch: an einsum with the batch dim shared. (`in_dims`: the batch dims, tensordot's own
+    `dims=` comes in `params`)"""
+    rest = args[2:]
+    given = rest[0] if rest else params.get("dims", 2)
+    if isinstance(given, Tensor):
+        given = given.tolist()
+    B, (a, b) = _front_all(args, in_dims, 2)
+    na, nb = B.ndim(a) - 1, B.ndim(b) - 1
+    if isinstance(given, int):
+        da, db = list(range(na - given, na)), list(range(given))
+    else:
+        first, second = given
+        da = [first] if isinstance(first, int) else list(first)
+        db = [second] if isinstance(second, int) else list(second)
+        da, db = [d % na for d in da], [d % nb for d in db]
+    la, lb = list(_letters(na)), list(_letters(nb, na))
+    for x, y in zip(da, db, strict=True):
+        lb[y] = la[x]
+    out = [c for i, c in enumerate(la) if i not in da] + [c for i, c in enumerate(lb) if i not in db]
+    return B.bind("einsum", f"z{''.join(la)},z{''.join(lb)}->z{''.join(out)}", a, b), 0
+
+
+def _inner_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    B, (a, b) = _front_all(args, dims, 2)
+    if B.ndim(a) == 1 or B.ndim(b) == 1:  # a 0-d sample: a product
+        return spec.RULES.pointwise("mul")((a, b), (0, 0))
+    return _tensordot_rule((a, b, ([-1], [-1])), (0, 0))
+
+
+def _dist_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    B, (a, b) = _front_all(args, dims, 2)
+    p = args[2] if len(args) > 2 else params.get("p", 2)
+    rank = max(B.ndim(a), B.ndim(b)) - 1
+    d = B.bind("sub", B.pad(a, rank), B.pad(b, rank))
+    return B.bind("norm", d, p, tuple(range(1, rank + 1)) or None), 0
+
+
+def _addmv_rule(args: tuple, dims: tuple, *, beta: Any = 1, alpha: Any = 1) -> tuple[Any, Any]:
+    B, (c, m, v) = _front_all(args, dims, 3)
+    prod = B.bind("squeeze", B.bind("matmul", m, B.bind("unsqueeze", v, -1)), -1)
+    return _scale_add(B, c, prod, beta, alpha), 0
+
+
+def _addr_rule(args: tuple, dims: tuple, *, beta: Any = 1, alpha: Any = 1) -> tuple[Any, Any]:
+    B, (c, a, b) = _front_all(args, dims, 3)
+    prod = B.bind("mul", B.bind("unsqueeze", a, 2), B.bind("unsqueeze", b, 1))
+    return _scale_add(B, c, prod, beta, alpha), 0
+
+
+def _baddbmm_rule(summed: bool) -> Any:
+    def rule(args: tuple, dims: tuple, *, beta: Any = 1, alpha: Any = 1) -> tuple[Any, Any]:
+        B, (c, b1, b2) = _front_all(args, dims, 3)
+        prod = B.bind("matmul", b1, b2)
+        if summed:
+            prod = B.bind("sum", prod, 1)
+        return _scale_add(B, c, prod, beta, alpha), 0
+
+    return rule
+
+
+def _vdot_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    B, (a, b) = _front_all(args, dims, 2)
+    return B.bind("sum", B.bind("mul", a, b), 1), 0
+
+
+def _multi_dot_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    B = spec.RULES
+    (items,), (ds,) = args, dims
+    size = B.batch_size(args, dims)
+    xs = [B.materialize(x, d, size) for x, d in zip(items, ds, strict=True)]
+    first, last = B.ndim(xs[0]) == 2, B.ndim(xs[-1]) == 2
+    if first:
+        xs[0] = B.bind("unsqueeze", xs[0], 1)
+    if last:
+        xs[-1] = B.bind("unsqueeze", xs[-1], -1)
+    out = xs[0]
+    for x in xs[1:]:
+        out = B.bind("matmul", out, x)
+    if last:
+        out = B.bind("squeeze", out, -1)
+    if first:
+        out = B.bind("squeeze", out, 1)
+    return out, 0
 
 
 # -- cross ----------------------------------------------------------------------------------------------------
@@ -105,8 +224,6 @@ def linalg_cross(input: Tensor, other: Tensor, *, dim: int = -1) -> Tensor:  # n
     try:
         out_shape = np.broadcast_shapes(a.shape, b.shape)
     except ValueError:
-        from .core import broadcast_message  # (the message of the first dims that differ)
-
         raise RuntimeError(broadcast_message([a.shape, b.shape])) from None
     data = np.cross(np.broadcast_to(a, out_shape), np.broadcast_to(b, out_shape), axis=d) if a.size or b.size \
         else np.zeros(out_shape, dtype=np.result_type(a, b))
@@ -124,9 +241,9 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
     _tensor(input, "cross", "input", 1)
     _tensor(other, "cross", "other", 2)
     if dim is None:
-        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
-                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
-                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        warnings.warn("cross without dim is deprecated (PyTorch's warning): pass dim explicitly, or use "
+                      "linalg.cross; the default dim will change to agree with linalg.cross's", UserWarning,
+                      stacklevel=2)
         try:
             shape = np.broadcast_shapes(input._data.shape, other._data.shape)
         except ValueError:
@@ -138,7 +255,7 @@ def cross(input: Tensor, other: Tensor, dim: int | None = None) -> Tensor:  # no
 
 
 # -- kron -----------------------------------------------------------------------------------------------------
-@spec.op("kron", vmap=None,
+@spec.op("kron", vmap=_kron_rule,
          sample=spec.Sample(((2, 2), (3, 2)), lambda L, a, b: L.kron(a, b) + a.kron(b.flip(0))))
 def kron(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The Kronecker product: every element of `input` times all of `other` (PyTorch's reshapes and one mul)."""
@@ -186,7 +303,7 @@ def _tensordot(a: Tensor, b: Tensor, dims_a: list[int], dims_b: list[int]) -> Te
     return S.reshape(mm(S.reshape(p1, (size_a, csize)), S.reshape(p2, (csize, size_b))), out_shape)
 
 
-@spec.op("tensordot", method=False,
+@spec.op("tensordot", method=False, vmap=_tensordot_rule,
          sample=spec.Sample(((2, 3, 4), (3, 4, 2)), lambda L, a, b: L.tensordot(a, b, 2)
                             + L.tensordot(a, b, dims=([1, 2], [0, 1])) + L.tensordot(a, b.permute(1, 0, 2),
                                                                                       dims=([2, 1], [0, 1]))))
@@ -212,7 +329,7 @@ def tensordot(a: Tensor, b: Tensor, dims: Any = 2) -> Tensor:
     return _tensordot(a, b, dims_a, dims_b)
 
 
-@spec.op("inner",
+@spec.op("inner", vmap=_inner_rule,
          sample=spec.Sample(((2, 3), (4, 3)), lambda L, a, b: L.inner(a, b) + a.inner(b[:2]).sum()
                             + L.inner(a[0], b[1])))
 def inner(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
@@ -262,14 +379,12 @@ class DistBackward0(Node):
         return (ga, gb)
 
 
-@spec.op("dist", nodes=(DistBackward0,), vmap=None,
+@spec.op("dist", nodes=(DistBackward0,), vmap=_dist_rule,
          sample=spec.Sample(((2, 3), (3,)), lambda L, a, b: L.dist(a, b) + a.dist(b, 3) + L.dist(a, b, 1)))
 def dist(input: Tensor, other: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     """The p-norm of input - other (broadcast together)."""
     _tensor(input, "dist", "input", 1)
     _tensor(other, "dist", "other", 2)
-    from .core import broadcast_message
-
     sa, sb = input._data.shape, other._data.shape
     try:
         np.broadcast_shapes(sa, sb)
@@ -377,8 +492,6 @@ def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode: str | None = Non
     if compute_mode not in (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
                             "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
-    from .core import broadcast_message
-
     try:
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     except ValueError:
@@ -468,7 +581,7 @@ class AddmvBackward0(Node):
         return (gi, gm, gv)
 
 
-@spec.op("addmv", nodes=(AddmvBackward0,), vmap=None,
+@spec.op("addmv", nodes=(AddmvBackward0,), vmap=_addmv_rule,
          sample=spec.Sample(((2,), (2, 3), (3,)), lambda L, c, m, v: L.addmv(c, m, v) + c.addmv(m, v, beta=0.5,
                                                                                                alpha=2.0)
                             + L.addmv(c[:1], m, v)))
@@ -517,7 +630,7 @@ class AddrBackward0(Node):
         return (gi, ga, gb)
 
 
-@spec.op("addr", nodes=(AddrBackward0,), vmap=None,
+@spec.op("addr", nodes=(AddrBackward0,), vmap=_addr_rule,
          sample=spec.Sample(((2, 3), (2,), (3,)), lambda L, c, a, b: L.addr(c, a, b) + c.addr(a, b, beta=0.5,
                                                                                              alpha=2.0)
                             + L.addr(c[0], a, b)))
@@ -624,7 +737,7 @@ def _baddbmm(cls: type[Node], input: Tensor, b1: Tensor, b2: Tensor, beta: Any, 
     return result(data, node)
 
 
-@spec.op("baddbmm", nodes=(BaddbmmBackward0,), vmap=None,
+@spec.op("baddbmm", nodes=(BaddbmmBackward0,), vmap=_baddbmm_rule(False),
          sample=spec.Sample(((2, 2, 4), (2, 2, 3), (2, 3, 4)), lambda L, c, a, b: L.baddbmm(c, a, b)
                             + c.baddbmm(a, b, beta=0.5, alpha=2.0) + L.baddbmm(c[0, 0], a, b)))
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,  # noqa: A002
@@ -633,7 +746,7 @@ def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,  
     return _baddbmm(BaddbmmBackward0, input, batch1, batch2, beta, alpha, False)
 
 
-@spec.op("addbmm", nodes=(AddbmmBackward0,), vmap=None,
+@spec.op("addbmm", nodes=(AddbmmBackward0,), vmap=_baddbmm_rule(True),
          sample=spec.Sample(((2, 4), (3, 2, 3), (3, 3, 4)), lambda L, c, a, b: L.addbmm(c, a, b)
                             + c.addbmm(a, b, beta=0.5, alpha=2.0) + L.addbmm(c[0], a, b)))
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta: float = 1,  # noqa: A002
@@ -659,7 +772,7 @@ class VdotBackward0(Node):
         return (mul(g, b) if needs(self, 0) else None, mul(g, a) if needs(self, 1) else None)
 
 
-@spec.op("vdot", nodes=(VdotBackward0,), vmap=None,
+@spec.op("vdot", nodes=(VdotBackward0,), vmap=_vdot_rule,
          sample=spec.Sample(((3,), (3,)), lambda L, a, b: L.vdot(a, b) + a.vdot(a)))
 def vdot(input: Tensor, other: Tensor) -> Tensor:  # noqa: A002
     """The dot product of two vectors (the first conjugated: for real ones, `dot`)."""
@@ -719,7 +832,7 @@ def _chain(tensors: list[Tensor], split: list[list[int]], i: int, j: int) -> Ten
     return mm(_chain(tensors, split, i, k), _chain(tensors, split, k + 1, j))
 
 
-@spec.op("linalg_multi_dot", method=False, top_level=False, vmap=None,
+@spec.op("linalg_multi_dot", method=False, top_level=False, vmap=_multi_dot_rule,
          sample=spec.Sample(((2, 3), (3, 4), (4, 2)), lambda L, a, b, c: L.linalg.multi_dot([a, b, c])
                             + L.linalg.multi_dot([a[0], b, c])[None] + L.linalg.multi_dot([a, b]).sum()))
 def linalg_multi_dot(tensors: Any) -> Tensor:
@@ -782,8 +895,6 @@ def matrix_power(input: Tensor, n: int) -> Tensor:  # noqa: A002
     n = int(n)
     a = input
     if n == 0:
-        from .inplace import copy_  # (only for the power 0: PyTorch writes the identity into a clone)
-
         eye = Tensor._make(np.broadcast_to(np.eye(d.shape[-1], dtype=d.dtype), d.shape), False, None)
         return copy_(clone(a), eye)
     if n < 0:
