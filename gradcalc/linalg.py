@@ -9,13 +9,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from .autograd.ops import decompositions as _D
 from .autograd.ops import inverses as _I
+from .autograd.ops import products as _P
 from .autograd.ops import reductions as _R
 from .autograd.tensor import Tensor
 
 LinAlgError = _I.LinAlgError
 
-__all__ = ["LinAlgError", "det", "inv", "norm", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "inv", "matrix_power", "multi_dot", "norm", "slogdet", "solve",
+           "vecdot", "vector_norm"]
+
+cross = _P.linalg_cross
+vecdot = _P.linalg_vecdot
+multi_dot = _P.linalg_multi_dot
+matrix_power = _P.matrix_power
+solve = _D.solve
+slogdet = _D.linalg_slogdet
+cholesky = _D.cholesky
+
 
 
 def inv(A: Tensor) -> Tensor:  # noqa: N803 - PyTorch's name

@@ -317,6 +317,17 @@ RECIPES.update({
     "heaviside": [C((2, 3), (3,), raises=True)],
     "nan_to_num": [C((2, 3)), C((2, 3), nan=1.0)],
     "det": [C((3, 3)), C((2, 3, 3))], "inverse": [C((3, 3)), C((2, 3, 3))],
+    # products.py and decompositions.py
+    "cross": [C((4, 3), (4, 3), dim=1)], "kron": [C((2, 3), (3, 2))], "tensordot": [C((2, 3, 4), (3, 4, 2))],
+    "inner": [C((2, 3), (4, 3)), C((3,), (3,))], "dist": [C((2, 3), (3,)), C((4,), (4,), args=(3,))],
+    "cdist": [C((4, 3), (5, 3)), C((4, 3), (5, 3), p=1.0)], "addmv": [C((2,), (2, 3), (3,), alpha=2.0)],
+    "addr": [C((2, 3), (2,), (3,), beta=0.5)], "baddbmm": [C((2, 2, 4), (2, 2, 3), (2, 3, 4))],
+    "addbmm": [C((2, 4), (3, 2, 3), (3, 3, 4))], "vdot": [C((4,), (4,))],
+    "matrix_power": [C((3, 3), args=(3,)), C((3, 3), args=(5,))],
+    "logdet": [C((3, 3), call=lambda f, a: f(a @ a.mT + 3.0 * gradcalc.eye(3))),
+               C((3, 3), call=lambda f, a: gradcalc.linalg.cholesky(a @ a.mT + 3.0 * gradcalc.eye(3)))],
+    "slogdet": [C((3, 3), call=lambda f, a: f(a + 3.0 * gradcalc.eye(3))[1]),
+                C((3, 3), call=lambda f, a: gradcalc.linalg.solve(a + 3.0 * gradcalc.eye(3), a[0]))],
     "addcmul_": [C((2, 3), (3,), (2, 3), inplace=True)],
     "addcdiv_": [C((2, 3), (3,), (2, 3), inplace=True, lo=0.5, hi=2.0)],
     "lerp_": [C((2, 3), (3,), args=(0.3,), inplace=True)],
@@ -386,6 +397,9 @@ NOT_DIFFERENTIABLE = {
     "uniform_", "normal_", "bernoulli_", "exponential_", "random_",
 }
 
+# Operations whose gradient has no derivative in PyTorch (its error: test_ops_products.py)
+NO_SECOND_ORDER = {"cdist"}
+
 NN_FUNCTIONAL = "made by gradcalc.nn.functional, outside the op tables (test_nn_functional.py, against torch)"
 # Node kinds no operation of the tables makes, each with where it is tested instead.
 NOT_MADE_BY_OPERATIONS = {
@@ -393,6 +407,7 @@ NOT_MADE_BY_OPERATIONS = {
     "function.BackwardCFunction": "autograd.Function's node (test_function.py)",
     "function.DelayedError": "once_differentiable's error node (test_function.py)",
     "arithmetic.NotImplemented_": "`//` on tensors records a node whose backward is an error, as PyTorch's",
+    "products.CdistBackwardBackward0": "cdist's gradient's node: its backward is PyTorch's error",
     "classification.NllLoss2DBackward0": NN_FUNCTIONAL,
     "classification.NllLoss2DBackwardBackward0": NN_FUNCTIONAL,
     "losses.BinaryCrossEntropyBackward0": NN_FUNCTIONAL,
@@ -540,7 +555,7 @@ def gradients(name: str, kind: str, number: int, create_graph: bool, order: int)
     if loss is None:
         return None
     if order == 2:
-        if case.raises:
+        if case.raises or name in NO_SECOND_ORDER:
             return None
         loss.backward(create_graph=True)  # (rather than grad(): a leaf's .grad is then a CopyBackwards)
         firsts = [x.grad for x in leaves]

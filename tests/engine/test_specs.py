@@ -43,7 +43,11 @@ NO_FORWARD_RULE = {
     "arithmetic.NotImplemented_": "floor_divide has no derivative",
     "inplace.CopySlices": "a write through a view",
     "inplace.AsStridedBackward0": "a write through a view",
+    "products.CdistBackward0": "_cdist_forward has no forward rule in PyTorch",
+    "products.CdistBackwardBackward0": "_cdist_backward has no derivative in PyTorch",
 }
+# Samples whose forward mode is PyTorch's error (an operation it has no forward rule for): both libraries raise
+NO_TANGENT = {"cdist": "_cdist_forward"}
 # The nodes whose forward rule is the double-vjp, named in their spec where it is right
 DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0",
               # the three-output create_graph nodes of the normalizations: their own formulas' transpose
@@ -118,6 +122,20 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("det", 1): {("MulBackward0", "LinalgSolveExBackward0")},
     ("det", 2): {("MulBackward0", "LinalgSolveExBackward0")},
     ("inverse", 2): {("ViewBackward0", "ReshapeAliasBackward0")},  # as matmul's
+    **{(name, i): {("ViewBackward0", "ReshapeAliasBackward0")}  # as matmul's
+       for name, i in (("inner", 0), ("inner", 1), ("inner", 2), ("linalg_multi_dot", 1), ("linalg_multi_dot", 2),
+                       ("matrix_power", 2))},
+    # the inverse's gradient: PyTorch's LAPACK result is column-major, so its mm's gradient is a transposed product
+    ("matrix_power", 1): {("MmBackward0", "TBackward0")},
+    ("logdet", 0): {("ViewBackward0", "ReshapeAliasBackward0")},  # (the gradient's broadcast, as matmul's)
+    # slogdet's gradient: A^-H solved against gradcalc's diagonal_backward where PyTorch has diag_embed
+    ("slogdet", 1): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("linalg_slogdet", 1): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("linalg_slogdet", 2): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("logdet", 1): {("DiagonalBackwardBackward0", "TransposeBackward0")},
+    ("logdet", 2): {("ViewBackward0", "TransposeBackward0"), ("TransposeBackward0", "ViewBackward0")},
+    # cholesky's gradient: gradcalc masks phi's triangle with a product, PyTorch writes it in place (tril_, mul_)
+    ("linalg_cholesky", 1): {("MulBackward1", "LinalgSolveTriangularBackward0")},
     # tensor ** tensor: PyTorch's where() for a zero exponent masks with a constant that needs no edge
     ("pow", 1): {("MulBackward0", "None")},
 }
@@ -238,6 +256,13 @@ def test_backward_matches_torch(name: str) -> None:
 def test_forward_rule_matches_torch_func_jvp(name: str) -> None:
     op = spec.OPS[name]
     got = []
+    if name in NO_TANGENT:
+        for lib in (gc, torch):
+            xs, ts = _inputs(lib, op, 3, False), _inputs(lib, op, 4, False)
+            why = f"forward AD with ({NO_TANGENT[name]}|Cdist)"
+            with pytest.raises((NotImplementedError, RuntimeError), match=why):
+                lib.func.jvp(lambda *a, lib=lib: op.sample.call(lib, *a), tuple(xs), tuple(ts))
+        return
     for lib in (gc, torch):
         xs, ts = _inputs(lib, op, 3, False), _inputs(lib, op, 4, False)
         _, tangent = lib.func.jvp(lambda *a, lib=lib: op.sample.call(lib, *a), tuple(xs), tuple(ts))

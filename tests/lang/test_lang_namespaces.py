@@ -37,10 +37,10 @@ def shown(value: object) -> str:
 
 # -- membership: derived, and PyTorch's ---------------------------------------------------------------------
 def test_the_predefined_namespaces() -> None:
-    assert set(PREDEFINED_NAMESPACES) == {"torch", "nn", "F", "optim", "autograd", "func"}
+    assert set(PREDEFINED_NAMESPACES) == {"torch", "nn", "F", "optim", "autograd", "func", "linalg"}
     assert {label: ns.path for label, ns in PREDEFINED_NAMESPACES.items()} == {
         "torch": "torch", "nn": "torch.nn", "F": "torch.nn.functional", "optim": "torch.optim",
-        "autograd": "torch.autograd", "func": "torch.func"}
+        "autograd": "torch.autograd", "func": "torch.func", "linalg": "torch.linalg"}
 
 
 @pytest.mark.parametrize("path", list(SPACES))

@@ -24,7 +24,8 @@ from ..tensor import Tensor
 DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
-    "pointwise", "smooth_activations",
+    "pointwise", "smooth_activations", "products",
+    "decompositions",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -104,6 +105,15 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'smooth_activations': (
         (),
         (),
+    ),
+    'products': (
+        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cdist', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'tensordot',
+         'vdot'),
+        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'vdot'),
+    ),
+    'decompositions': (
+        ('logdet', 'slogdet'),
+        ('logdet', 'slogdet'),
     ),
 }
 

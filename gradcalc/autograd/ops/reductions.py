@@ -520,27 +520,34 @@ class LinalgVectorNormBackward0(Node):
 
     def _grad(self, g: Tensor) -> Tensor | None:
         x, norm = self.saved_tensors
-        p, shape = self.p, x._data.shape
-        if self.dims is not None:  # over all dims (dim=None) the norm is one number: nothing to put back
-            g, norm = _keep(g, shape, self.dims, self.keepdim), _keep(norm, shape, self.dims, self.keepdim)
-        zero_norm = norm._data == 0
-        if p == 0:
-            return None
-        if p == 1:
-            return sgn(x) * g  # PyTorch's self.sgn() * grad
-        if p == 2:
-            return g * masked_fill(x / norm, zero_norm, 0.0)
-        if math.isinf(p):
-            a = np.abs(x._data)
-            mask = (a == norm._data) | np.isnan(a)
-            axis = None if self.dims is None else _axis(self.dims, a.ndim)
-            count = mask.sum(axis=axis, keepdims=True).astype(a.dtype)
-            return sgn(x) * ((g / count) * mask)
-        if p < 1:
-            scaled = where(_const(x._data == 0), 0.0, sgn(x) * abs(x) ** (p - 1))
-            return scaled * g * norm ** (1 - p)
-        scaled = sgn(x) * abs(x) ** (p - 1) if p < 2 else x * abs(x) ** (p - 2)
-        return scaled * masked_fill(g / norm ** (p - 1), zero_norm, 0.0)
+        return norm_backward(g, x, self.p, norm, self.dims, self.keepdim)
+
+
+def norm_backward(g: Tensor, x: Tensor, p: float, norm: Tensor, dims: tuple[int, ...] | None = None,
+                  keepdim: bool = False) -> Tensor | None:
+    """PyTorch's norm_backward: the gradient of the `p`-norm `norm` of `x` over `dims` (None: all of it) given
+    `g`, written with the engine's operations (None for p = 0, whose gradient is zero)."""
+    shape = x._data.shape
+    if dims is not None:  # over all dims (dim=None) the norm is one number: nothing to put back
+        g, norm = _keep(g, shape, dims, keepdim), _keep(norm, shape, dims, keepdim)
+    zero_norm = norm._data == 0
+    if p == 0:
+        return None
+    if p == 1:
+        return sgn(x) * g  # PyTorch's self.sgn() * grad
+    if p == 2:
+        return g * masked_fill(x / norm, zero_norm, 0.0)
+    if math.isinf(p):
+        a = np.abs(x._data)
+        mask = (a == norm._data) | np.isnan(a)
+        axis = None if dims is None else _axis(dims, a.ndim)
+        count = mask.sum(axis=axis, keepdims=True).astype(a.dtype)
+        return sgn(x) * ((g / count) * mask)
+    if p < 1:
+        scaled = where(_const(x._data == 0), 0.0, sgn(x) * abs(x) ** (p - 1))
+        return scaled * g * norm ** (1 - p)
+    scaled = sgn(x) * abs(x) ** (p - 1) if p < 2 else x * abs(x) ** (p - 2)
+    return scaled * masked_fill(g / norm ** (p - 1), zero_norm, 0.0)
 
 
 def _vector_norm(d: np.ndarray, p: float, axis: Any, keepdim: bool) -> np.ndarray:

@@ -41,7 +41,7 @@ from ..syntax.keywords import GRAD_MODES
 from .builtins import CONSTANTS, FUNCTIONS, Builtin
 from .convert import describe
 from .signatures import signature_text
-from .spaces import PREDEFINED, SPACES, engine_module, is_checked
+from .spaces import FUNCTION_SPACES, PREDEFINED, SPACES, engine_module, is_checked
 
 if TYPE_CHECKING:
     from types import ModuleType
@@ -323,9 +323,19 @@ def _resolve(ns: Namespace, name: str) -> Member | Missing:
         engine_object = getattr(_engine(path), name, None)
         if name in FUNCTIONS or inspect.isfunction(engine_object):
             return Builtin(name, f"nn:{engine_module(path).removeprefix('gradcalc.')}.{name}")
+    elif path in FUNCTION_SPACES and callable(getattr(_engine(path), name, None)):
+        # torch.linalg: each function its engine module exports is a built-in under it (linalg.solve), named as
+        # PyTorch names it (`linalg_solve`: how it prints, and its messages)
+        return _space_function(path, name)
     elif name in FUNCTIONS:
         return FUNCTIONS[name]
     return _alias(path, name)
+
+
+@cache
+def _space_function(path: str, name: str) -> Builtin:
+    """The built-in for function `name` of FUNCTION_SPACES namespace `path` (one object per name)."""
+    return Builtin(f"{path.rsplit('.', 1)[-1]}_{name}", f"{engine_module(path).removeprefix('gradcalc.')}.{name}")
 
 
 def _alias(path: str, name: str) -> Member | Missing:

@@ -28,6 +28,7 @@ SPACES: dict[str, str] = {
     "torch.autograd.forward_ad": "autograd.forward_ad",
     "torch.autograd.graph": "autograd.graph",
     "torch.func": "func",
+    "torch.linalg": "linalg",
 }
 
 # The predefined names (rebindable: `F = 3` shadows one, `:reset` brings it back).
@@ -36,6 +37,10 @@ PREDEFINED: tuple[str, ...] = tuple(label for label in SPACES.values() if "." no
 # The packages whose callables the language checks as it checks modules, losses and optimizers (nn.py's
 # `Checked`, a built-in's `nn:` target): a function they export is offered in its namespace as it is.
 CHECKED_PACKAGES: tuple[str, ...] = ("torch.nn", "torch.optim")
+
+# The namespaces whose engine module's exported functions are all built-ins under them (`linalg.solve(A, b)`),
+# with the signatures and checks of any built-in, though they are not top-level names of torch.
+FUNCTION_SPACES: tuple[str, ...] = ("torch.linalg",)
 
 
 def engine_module(path: str) -> str:
