@@ -24,7 +24,7 @@ from ..tensor import Tensor
 DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
-    "pointwise", "smooth_activations",
+    "pointwise", "smooth_activations", "special",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -104,6 +104,13 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'smooth_activations': (
         (),
         (),
+    ),
+    'special': (
+        ('copysign', 'deg2rad', 'digamma', 'erfinv', 'float_power', 'i0', 'lgamma', 'logit', 'polygamma', 'rad2deg',
+         'signbit', 'sinc', 'true_divide'),
+        ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erfinv', 'erfinv_', 'float_power',
+         'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_', 'rad2deg',
+         'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
     ),
 }
 
