@@ -141,7 +141,7 @@ def _sinc_backward(g: Any, x: Any, y: Any) -> Any:
     """PyTorch's sinc_backward: g (pi x cos(pi x) - sin(pi x)) / (pi x²), 0 where pi x² is 0."""
     px = mul_scalar(x, math.pi)
     pxx = mul_scalar(x * x, math.pi)
-    out = g * (px * cos(px) - sin(px)) / pxx
+    out = g * ((px * cos(px) - sin(px)) / pxx)  # (PyTorch's graph: the quotient, then the product)
     zero = (pxx._data if type(pxx) is Tensor else pxx) == 0
     if type(out) is not Tensor:
         return np.where(zero, 0.0, out)
