@@ -120,14 +120,14 @@ def digamma(a: np.ndarray) -> np.ndarray:
 
 
 def trigamma(a: np.ndarray) -> np.ndarray:
-    """ψ'(a), elementwise (inf at 0 and the negative integers)."""
+    """ψ'(a), elementwise, as PyTorch computes it (its reflection takes sin(pi x) unreduced: at the negative
+    integers a large finite value, as there)."""
     x = _f64(a)
     with np.errstate(all="ignore"):
         out = np.empty(x.shape)
-        out[_nonpositive_integer(x)] = np.inf
         out[x == np.inf] = 0.0
         out[(x == -np.inf) | np.isnan(x)] = np.nan
-        ok = np.isfinite(x) & ~_nonpositive_integer(x)
+        ok = np.isfinite(x)
         xf = x[ok]
         reflect = xf < 0.5
         z = np.where(reflect, 1.0 - xf, xf)
@@ -141,7 +141,7 @@ def trigamma(a: np.ndarray) -> np.ndarray:
         iz, iz2 = 1.0 / z, 1.0 / (z * z)
         value = (1.0 + 0.5 * iz + iz2 * (1 / 6 - iz2 * (1 / 30 - iz2 / 42))) * iz + acc
         # ψ'(1 - x) + ψ'(x) = π² / sin²(π x)
-        value = np.where(reflect, (np.pi / _sinpi(xf)) ** 2 - value, value)
+        value = np.where(reflect, np.pi**2 / np.sin(np.pi * xf) ** 2 - value, value)
         out[ok] = value
     return out
 
@@ -151,9 +151,8 @@ def hurwitz_zeta(s: int, a: np.ndarray) -> np.ndarray:
     q = _f64(a)
     with np.errstate(all="ignore"):
         out = np.empty(q.shape)
-        out[_nonpositive_integer(q)] = np.inf
-        out[q == np.inf] = 0.0
-        out[(q == -np.inf) | np.isnan(q)] = np.nan
+        out[_nonpositive_integer(q) | (q == -np.inf)] = np.inf  # (PyTorch's values at the infinities)
+        out[(q == np.inf) | np.isnan(q)] = np.nan
         ok = np.isfinite(q) & ~_nonpositive_integer(q)
         z = q[ok]
         acc = np.zeros_like(z)
@@ -229,8 +228,7 @@ def i1(a: np.ndarray) -> np.ndarray:
         for k in range(1, 40):
             coef = coef * -(4.0 - (2 * k - 1) ** 2) / (k * 8 * xl)
             series += coef
-        # e^x / sqrt(2 pi x) in two factors, so that it overflows only where the value does
-        half = np.exp(xl / 2)
-        out[~small] = half * (half / np.sqrt(2 * np.pi * xl)) * series
+        # e^x overflows from x = 709.78 on, and so does PyTorch's I1 (though the value would fit up to 713)
+        out[~small] = np.exp(xl) / np.sqrt(2 * np.pi * xl) * series
         out[np.isnan(x)] = np.nan
     return np.copysign(out, x)

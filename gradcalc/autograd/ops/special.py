@@ -25,6 +25,7 @@ from . import arithmetic as A
 from .binary import mul_scalar
 from .core import needs, record, result
 from .elementwise import masked_fill, promoted, where
+from .inplace import apply_inplace
 from .sums import sum_to
 from .unary import cos, exp, reciprocal, sin, unary
 
@@ -78,12 +79,17 @@ def _polygamma_method(self: Tensor, n: int) -> Tensor:
     return polygamma(n, self)
 
 
+def _polygamma_inplace(self: Tensor, n: int) -> Tensor:
+    """`x.polygamma_(n)`: the tensor comes first in the method, second in the function."""
+    return apply_inplace(self, lambda t: polygamma(n, t), "polygamma_", n, cast_check=True)
+
+
 def _polygamma_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
     """vmap: elementwise in its tensor, which comes second."""
     return spec.RULES.bind("polygamma", *args, **params), dims[1]
 
 
-@spec.op("polygamma", nodes=(PolygammaBackward0,), method=_polygamma_method, inplace=True,
+@spec.op("polygamma", nodes=(PolygammaBackward0,), method=_polygamma_method, inplace=_polygamma_inplace,
          vmap=_polygamma_rule,
          sample=spec.Sample(((5,),), lambda L, a: L.polygamma(1, a) + a.polygamma(2) + L.polygamma(0, a * 2.0),
                             spec.POSITIVE))
@@ -195,8 +201,9 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
     """log(input / (1 - input)), elementwise; with `eps`, the input is clamped to [eps, 1 - eps] first."""
     x = _tensor_argument("logit", input)
     d = _floats(x)
-    if eps is not None:
-        d = np.clip(d, d.dtype.type(eps), d.dtype.type(1.0 - float(eps)))
+    if eps is not None:  # PyTorch's clamp, in its order (eps > 0.5 gives lo > hi: hi wins above it, lo below)
+        lo, hi = d.dtype.type(eps), d.dtype.type(1.0 - float(eps))
+        d = np.where(d < lo, lo, np.where(d > hi, hi, d))
     with np.errstate(divide="ignore", invalid="ignore"):
         data = np.log(d / (d.dtype.type(1) - d))
     node = record(LogitBackward0, x)
