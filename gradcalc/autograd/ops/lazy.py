@@ -25,6 +25,7 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "special",
+    "statistics",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -111,6 +112,10 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erfinv', 'erfinv_', 'float_power',
          'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_', 'rad2deg',
          'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
+    ),
+    'statistics': (
+        ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum', 'std_mean', 'var_mean'),
+        ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum'),
     ),
 }
 

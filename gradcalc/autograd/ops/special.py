@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from .. import saved as SV
-from .. import special_functions as SF
 from .. import spec
+from .. import special_functions as SF
 from ..defaults import default_float
 from ..node import Node, SavedOutput
 from ..tensor import Tensor
