@@ -72,6 +72,7 @@ class _MinMax(tuple):
         return (type(self), tuple(self))
 
 
+_MinMax.__name__, _MinMax.__qualname__ = "aminmax", "return_types.aminmax"  # PyTorch's names
 return_types.aminmax = _MinMax  # type: ignore[attr-defined]
 
 
