@@ -90,8 +90,8 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          'tril_', 'triu', 'triu_'),
     ),
     'cumulative': (
-        ('cumprod', 'cumsum', 'diff'),
-        ('cumprod', 'cumprod_', 'cumsum', 'cumsum_', 'diff'),
+        ('cummax', 'cummin', 'cumprod', 'cumsum', 'diff', 'logcumsumexp'),
+        ('cummax', 'cummin', 'cumprod', 'cumprod_', 'cumsum', 'cumsum_', 'diff', 'logcumsumexp'),
     ),
     'encoding': (
         (),
