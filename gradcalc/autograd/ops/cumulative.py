@@ -190,7 +190,7 @@ class LogcumsumexpBackward0(Node):
 
     def apply(self, g: Tensor) -> tuple:
         x, out = self.unpack_saved(False)
-        if not x._data.ndim:
+        if not x._data.ndim or not x._data.size:  # PyTorch's: the gradient itself
             return (g,)
         return (_logcumsumexp_backward(g, x, out, self.axis),)
 
@@ -233,6 +233,8 @@ class _RunningExtremeNode(Node):
         (x,) = self.saved_tensors
         if not x._data.ndim:
             return (g,)
+        if not x._data.size:  # PyTorch's cummaxmin_backward gives the (empty) input itself
+            return (x,)
         idx = Tensor._make(self.indices, False, None)
         return (scatter_add(Tensor._make(np.zeros(x._data.shape, g._data.dtype), False, None), self.axis, idx, g),)
 
