@@ -25,7 +25,7 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "special",
-    "statistics",
+    "statistics", "quantiles",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -116,6 +116,10 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'statistics': (
         ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum', 'std_mean', 'var_mean'),
         ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum'),
+    ),
+    'quantiles': (
+        ('nanquantile', 'quantile'),
+        ('nanquantile', 'quantile'),
     ),
 }
 
