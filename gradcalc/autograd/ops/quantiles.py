@@ -13,14 +13,40 @@ from typing import Any
 
 import numpy as np
 
+from .. import saved as SV
 from .. import spec
+from ..node import Node
 from ..tensor import Tensor
 from . import shape as S
+from .core import record, result
 from .pointwise import lerp
-from .reorder import movedim, sort
+from .reorder import sort
 from .scatter import gather
 
 INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+@spec.node(
+    formula={"self": "unsqueeze_to(grad, dim, self.sym_sizes())"},
+    saved={"dim": SV.const(2**64 - 1), "self_sym_sizes": SV.field("in_shape", tuple)},
+    jvp=lambda node, inputs, out, tangents: S.squeeze(tangents[0], -1), tangent="self_t.squeeze(dim)",
+    batched=lambda node, g: (np.expand_dims(g, -1),),
+)
+class SqueezeBackward4(Node):
+    """The last step of a quantile: its trailing dim of size 1 squeezed away (PyTorch squeezes in place,
+    squeeze_(-1), whose node this is)."""
+
+    __slots__ = ("in_shape",)
+
+    def apply(self, g: Tensor) -> tuple:
+        return (S.unsqueeze(g, -1),)
+
+
+def _squeeze_last(t: Tensor) -> Tensor:
+    node = record(SqueezeBackward4, t)
+    if node is not None:
+        node.in_shape = t._data.shape
+    return result(t._data[..., 0], node)
 
 
 def _q_values(name: str, x: Tensor, q: Any) -> tuple[np.ndarray, bool]:
@@ -37,14 +63,15 @@ def _q_values(name: str, x: Tensor, q: Any) -> tuple[np.ndarray, bool]:
         raise TypeError(f"{name}(): argument 'q' must be a float or a tensor, not {type(q).__name__}")
     for v in values.tolist():
         if not 0 <= v <= 1:
-            raise RuntimeError(f"{name}() q {'values ' if not scalar else ''}must be in the range [0, 1] but got {v}"
-                               if scalar else f"{name}() q values must be in the range [0, 1]")
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {v}" if scalar else
+                               f"{name}() q values must be in the range [0, 1]")
     return values, scalar
 
 
-def _quantile(name: str, x: Any, q: Any, dim: Any, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
+def _quantile(op: str, x: Any, q: Any, dim: Any, keepdim: bool, interpolation: str, ignore_nan: bool) -> Tensor:
     if not isinstance(x, Tensor):
-        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+        raise TypeError(f"{op}(): argument 'input' (position 1) must be Tensor, not {type(x).__name__}")
+    name = "quantile"  # (PyTorch's messages name quantile for nanquantile too)
     if x._data.dtype.kind != "f":
         raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
     qs, scalar = _q_values(name, x, q)
@@ -53,15 +80,18 @@ def _quantile(name: str, x: Any, q: Any, dim: Any, keepdim: bool, interpolation:
                            f"got {interpolation}")
     if not x._data.size:
         raise RuntimeError(f"{name}() input tensor must be non-empty")
-    ndim = x._data.ndim
+    ndim, shape = x._data.ndim, x._data.shape
+    # PyTorch's steps: the values to reduce as the last dim (flattened; or the reduced dim swapped with a new
+    # last one), sorted, and viewed as the output's shape (keepdim's 1s included) with the sorted values last
     if dim is None:
-        moved, axis = S.reshape(x, -1), None
+        moved = S.reshape(x, -1)
+        kept = (1,) * ndim if keepdim else ()
     else:
         axis = S.dim_index(dim, ndim)
-        moved = movedim(x, axis, -1) if ndim and axis != ndim - 1 else x
-        if not ndim:
-            moved = S.reshape(x, 1)
-    s = sort(moved, -1).values
+        moved = x if ndim and axis == ndim - 1 else S.transpose(S.unsqueeze(x, -1), axis, -1)
+        kept = tuple(1 if i == axis else n for i, n in enumerate(shape)) if keepdim else \
+            tuple(n for i, n in enumerate(shape) if i != axis)
+    s = S.view(sort(moved, -1).values, *kept, moved._data.shape[-1])
     sd = s._data
     n = sd.shape[-1]
     dtype = sd.dtype
@@ -83,15 +113,11 @@ def _quantile(name: str, x: Any, q: Any, dim: Any, keepdim: bool, interpolation:
         hi = gather(s, -1, Tensor._make(np.ceil(ranks).astype(np.int64), False, None))
         weights = np.full(ranks.shape, 0.5, dtype) if interpolation == "midpoint" else ranks - below
         out = lerp(lo, hi, Tensor._make(np.asarray(weights, dtype), False, None))
-    # out: (the kept dims..., q); with keepdim the reduced dims come back as 1 before the q dim goes first
-    if keepdim:
-        if axis is None:
-            out = S.reshape(out, *(1,) * ndim, len(qs))
-        elif ndim:
-            out = S.unsqueeze(out, axis)
-    if scalar:
-        return S.squeeze(out, -1)
-    return movedim(out, -1, 0)
+    # out: (the output's dims..., q); a 1-D q's dim swapped with a new first one (unsqueeze, transpose), and
+    # the trailing dim of size 1 squeezed (PyTorch does these in place)
+    if not scalar:
+        out = S.transpose(S.unsqueeze(out, 0), 0, -1)
+    return _squeeze_last(out)
 
 
 def _quantile_rule(name: str) -> Any:
