@@ -87,7 +87,28 @@ def lgamma(a: np.ndarray) -> np.ndarray:
         # Γ(x) Γ(1 - x) = π / sin(π x)
         value = np.where(reflect, math.log(math.pi) - np.log(np.abs(_sinpi(xf))) - value, value)
         out[finite] = value
+        # near the zeros at 1 and 2 the series above loses its relative precision (an absolute 1e-15): there
+        # the Taylor series of lgamma(1 + z) instead, exact at 1 and 2 (as C's lgamma)
+        for centre, extra in ((1.0, False), (2.0, True)):
+            near = np.abs(x - centre) <= 0.5
+            if near.any():
+                z = x[near] - centre  # exact (Sterbenz)
+                out[near] = _lgamma_1p(z) + (np.log1p(z) if extra else 0.0)
     return out
+
+
+_ZETAS: list[float] = []  # ζ(2), ζ(3), ...: the coefficients of lgamma's Taylor series, computed when first used
+_EULER_GAMMA = 0.5772156649015329
+
+
+def _lgamma_1p(z: np.ndarray) -> np.ndarray:
+    """lgamma(1 + z) for |z| <= 0.5: -γ z + Σ_k>=2 (-1)^k ζ(k) z^k / k (56 terms: 0.5^56 / 56 is below an ulp)."""
+    if not _ZETAS:
+        _ZETAS.extend(float(hurwitz_zeta(k, np.ones(1))[0]) for k in range(2, 57))
+    total = np.zeros_like(z)
+    for k in range(56, 1, -1):  # Horner, from the smallest term
+        total = (total + (-1) ** k * _ZETAS[k - 2] / k) * z
+    return (total - _EULER_GAMMA) * z
 
 
 def digamma(a: np.ndarray) -> np.ndarray:

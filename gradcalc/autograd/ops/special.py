@@ -214,7 +214,8 @@ def logit(input: Tensor, eps: float | None = None) -> Tensor:  # noqa: A002
 
 
 # -- signbit, copysign ---------------------------------------------------------------------------------------
-@spec.op("signbit", vmap=spec.rule("pointwise_unary", "signbit"))
+@spec.op("signbit", vmap=spec.rule("pointwise_unary", "signbit"),
+         sample=spec.Sample(((2, 3),), lambda L, a: a * L.signbit(a) + a.signbit() * 2.0))
 def signbit(input: Tensor) -> Tensor:  # noqa: A002
     """Whether each element's sign bit is set (True for -0.0 and negative numbers); no gradient."""
     x = _tensor_argument("signbit", input)

@@ -238,7 +238,8 @@ def _torch_name(dtype: np.dtype) -> str:
             "float32": "Float", "float64": "Double"}.get(dtype.name, dtype.name)
 
 
-@spec.op("count_nonzero", vmap=count_nonzero_rule)
+@spec.op("count_nonzero", vmap=count_nonzero_rule,
+         sample=spec.Sample(((2, 3),), lambda L, a: a * L.count_nonzero(a > 0.3, 1).unsqueeze(1) + a.count_nonzero()))
 def count_nonzero(input: Tensor, dim: Any = None) -> Tensor:  # noqa: A002
     """The number of elements that are not zero (int64): of all elements, or over `dim` (an int or several)."""
     x = _tensor("count_nonzero", input)
