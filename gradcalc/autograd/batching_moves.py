@@ -140,14 +140,16 @@ def matrix_rule(name: str) -> Any:
 
 
 def cumulative_rule(name: str) -> Any:
-    """cumsum, cumprod of a batch: along the sample's dim shifted by one."""
+    """cumsum, cumprod, logcumsumexp, cummax, cummin of a batch: along the sample's dim shifted by one (cummax's
+    and cummin's (values, indices) both batched first)."""
 
     def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
         (x, dim), (d, _) = args, dims
         x, rank = front(x, d)
         if rank == 0:
             raise NoRule
-        return bind(name, x, sample_dim(dim, rank), **params), 0
+        out = bind(name, x, sample_dim(dim, rank), **params)
+        return out, ((0, 0) if isinstance(out, tuple) else 0)
 
     return rule
 

@@ -375,6 +375,33 @@ RECIPES.update({
     "einsum": [C((2, 3), (3, 4), call=lambda f, a, b: f("ij,jk->ik", a, b)), C((3, 3), call=lambda f, a: f("ii->i", a)),
                C((2, 3), call=lambda f, a: f("ij->", a)), C((3,), (2,), call=lambda f, a, b: f("i,j->ij", a, b))],
 })
+# special functions (ops/special.py), statistics (ops/statistics.py), quantiles and running extremes
+NANS = with_ties([0.5, np.nan, 2.0], [np.nan, 1.5, 0.3])
+RECIPES.update({
+    "logit": [*unary(0.2, 0.9), C((2, 3), args=(0.3,), lo=0.05, hi=0.95), C((3,), eps=1e-6)],
+    "logit_": [C((2, 3), args=(0.3,), inplace=True), C((3,), inplace=True)],
+    "polygamma": [C(s, call=lambda f, x, n=n: f(n, x + 0.5)) for s in SHAPES for n in (0, 1, 3)],
+    "polygamma_": [C((2, 3), args=(1,), inplace=True), C((), args=(2,), inplace=True)],
+    "Tensor.polygamma": [C((2, 3), args=(1,)), C((3,), args=(0,)), C((), args=(2,))],
+    "copysign": [*binary(-1.5, lo=-0.9, hi=0.9)], "copysign_": binary(-1.5, lo=-0.9, hi=0.9, inplace=True),
+    "float_power": [*binary(2.5), C((3,), call=lambda f, y: f(2.0, y))], "Tensor.float_power": binary(2.5),
+    "float_power_": [C((2, 3), args=(2.0,), inplace=True), C((2, 3), (3,), inplace=True)],
+    "true_divide": binary(), "true_divide_": binary(inplace=True),
+    "nansum": [*reduction(), C(NANS), C(NANS, args=(1,))],
+    "nanmean": [*reduction(), C(NANS), C(NANS, args=(0, True))],
+    "median": [C((2, 3)), C(TIES), C((2, 3), args=(1,)), C(TIES, args=(1, True)), C((), args=(0,))],
+    "kthvalue": [C((2, 3), args=(2,)), C(TIES, args=(2, 0)), C((), args=(1,))],
+    "mode": [C(TIES), C(TIES, args=(0, True)), C((2, 3))],
+    "aminmax": [C((2, 3)), C(TIES), C(TIES, call=lambda f, x: f(x, dim=1)), C((2, 3), call=lambda f, x: f(x, dim=0,
+                                                                                                  keepdim=True))],
+    "var_mean": STATISTICS, "std_mean": STATISTICS,
+    "quantile": [C((2, 3), args=(0.3,)), C((2, 3), call=lambda f, x: f(x, gradcalc.tensor([0.2, 0.7]), 1)),
+                 C((4,), args=(0.5, 0, True), interpolation="midpoint"), C((2, 3), args=(0.6,), interpolation="lower")],
+    "nanquantile": [C((2, 3), args=(0.3,)), C(NANS, args=(0.5, 1))],
+    "logcumsumexp": [C((2, 3), args=(1,)), C((2, 3), args=(0,)), C((), args=(0,))],
+    "cummax": [C((2, 3), args=(1,)), C(TIES, args=(1,)), C((), args=(0,))],
+    "cummin": [C((2, 3), args=(0,)), C(TIES, args=(1,))],
+})
 # the in-place methods again, through a view of their input and on a base under a view
 RECIPES["mul_"] += [C((2, 3), call=lambda f, x: on_view(f, x, 2.0)),
                     C((2, 3), call=lambda f, x: through_view(f, x, 2.0))]
@@ -388,7 +415,7 @@ NOT_DIFFERENTIABLE = {
     "logical_and", "logical_or", "logical_not", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
     "is_cpu", "is_cuda", "is_meta", "__deepcopy__", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
-    "argsort", "nonzero",
+    "argsort", "nonzero", "signbit", "count_nonzero",
     # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
     "bool", "long", "int", "half", "element_size", "is_floating_point", "ndimension", "nelement", "numel",
     "empty_like", "logspace",

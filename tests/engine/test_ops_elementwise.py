@@ -55,6 +55,12 @@ UNARY = {
     "sigmoid": (torch.sigmoid, (-8, 8)),
     "erf": (torch.erf, (-3, 3)),
     "softplus": (torch.nn.functional.softplus, (-25, 25)),
+    # the special functions (ops/special.py) off their poles; sinc away from 0, where the second derivative of
+    # PyTorch's formula is a cancellation of terms of size 1 / x² (its own value there is not -pi² / 3 either)
+    "lgamma": (torch.lgamma, (0.1, 5)),
+    "digamma": (torch.digamma, (0.1, 5)),
+    "erfinv": (torch.erfinv, (-0.95, 0.95)),
+    "sinc": (torch.sinc, (0.05, 3)),
 }
 
 

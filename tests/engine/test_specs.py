@@ -102,6 +102,16 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("index_add", 2): {("IndexBackward0", "ExpandBackward0")},
     ("max", 1): {("WhereBackward0", "ScatterBackward0")},
     ("min", 1): {("WhereBackward0", "ScatterBackward0")},
+    # median, kthvalue and mode along a dim: max's node (value_selecting_reduction_backward), as max's above
+    ("median", 1): {("WhereBackward0", "ScatterBackward0")},
+    ("kthvalue", 1): {("WhereBackward0", "ScatterBackward0")},
+    ("mode", 1): {("WhereBackward0", "ScatterBackward0")},
+    ("aminmax", 1): {("ViewBackward0", "ReshapeAliasBackward0")},  # restore_reduced_dims' reshape, as matmul's
+    # quantile of a 1-D q: PyTorch unsqueezes and transposes its result in place (UnsqueezeBackward1,
+    # TransposeBackward1), gradcalc out of place
+    ("quantile", 0): {("TransposeBackward0", "TransposeBackward1")},
+    ("quantile", 1): {("IndexPutImplBackward0", "ScatterBackward0")},  # their gradients: sort's (("sort", 1))
+    ("nanquantile", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("sort", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("topk", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},

@@ -1,11 +1,15 @@
-"""Running sums and products along a dimension, and differences: `cumsum`, `cumprod`, `diff`.
+"""Running sums, products, log-sum-exps and extremes along a dimension, and differences: `cumsum`, `cumprod`,
+`logcumsumexp`, `cummax`, `cummin`, `diff`.
 
 cumsum's gradient is the reversed running sum of the incoming one (flip, cumsum, flip, as PyTorch's
 cumsum_backward). cumprod's is PyTorch's formula: where the input has no zero, the reversed running sum of
 grad * result divided by the input; where a slice has a zero, that division is undefined, and the gradient is
 computed as PyTorch's zero-safe formula defines it: for each position k, the sum over j >= k of grad[j] times the
 product of the inputs up to j without the k-th. Both are written with the engine's operations (a second
-derivative differentiates them again). `diff` is PyTorch's composition of narrow and sub.
+derivative differentiates them again). logcumsumexp's gradient is PyTorch's stable form (the positive and negative
+parts of the gradient through reversed logcumsumexps); cummax's and cummin's put each gradient back at the index of
+the running extreme (a scatter_add, as PyTorch's cummaxmin_backward). `diff` is PyTorch's composition of narrow and
+sub.
 """
 
 from __future__ import annotations
@@ -24,9 +28,12 @@ from .arithmetic import div, mul, sub
 from .core import needs, record, result
 from .elementwise import where
 from .rearrange import flip
+from .reductions import _ValuesIndices, amax, return_types
 from .reorder import movedim
+from .scatter import gather, scatter_add
 from .sums import _np_dtype, expand
 from .sums import sum as sum_dims
+from .unary import abs, exp, log
 
 
 def _cumulative_input(x: Tensor, dtype: Any) -> np.ndarray:
@@ -142,6 +149,154 @@ def cumprod(input: Tensor, dim: int, *, dtype: Any = None) -> Tensor:  # noqa: A
         node.axis, node.given = axis, int(dim)
         node.save(input, SavedOutput(out))
     return out
+
+
+# -- logcumsumexp ----------------------------------------------------------------------------------------------
+def _reverse_logcumsumexp(x: Tensor, axis: int) -> Tensor:
+    return flip(logcumsumexp(flip(x, (axis,)), axis), (axis,))
+
+
+def _logcumsumexp_backward(g: Tensor, x: Tensor, out: Tensor, axis: int) -> Tensor:
+    """PyTorch's logcumsumexp_backward: sum over i >= j of g[i] exp(x[j] - result[i]), with the gradient's positive
+    and negative parts taken through logs (each a reversed logcumsumexp: no overflow)."""
+    lowest = Tensor._make(np.asarray(np.finfo(g._data.dtype).min, g._data.dtype), False, None)
+    log_abs = log(abs(g))
+    positive = where(Tensor._make(g._data > 0, False, None), log_abs, lowest)
+    negative = where(Tensor._make(g._data < 0, False, None), log_abs, lowest)
+    out_pos = exp(_reverse_logcumsumexp(positive - out, axis) + x)
+    out_neg = exp(_reverse_logcumsumexp(negative - out, axis) + x)
+    return out_pos - out_neg
+
+
+def _logcumsumexp_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    """PyTorch's logcumsumexp_jvp: with e = exp(x - max x), cumsum(e t) / cumsum(e), and 0 where cumsum(e) < 1e-13."""
+    x, t = inputs[0], tangents[0]
+    if not x._data.ndim:
+        return t
+    top = np.nan_to_num(amax(x.detach(), node.axis, True)._data, neginf=0.0, posinf=0.0)
+    e = exp(x - Tensor._make(top, False, None))
+    total = cumsum(e, node.axis)
+    small = Tensor._make(total._data < 1e-13, False, None)
+    return where(small, 0.0, div(cumsum(mul(e, t), node.axis), total))
+
+
+@spec.node(
+    formula={"self": "logcumsumexp_backward(grad, self, result, dim)"},
+    saved={"dim": SV.field("given", lambda d: int(d) % 2**64), "result": SV.tensor(1), "self": SV.tensor(0)},
+    jvp=_logcumsumexp_jvp, tangent="logcumsumexp_jvp(self_p, self_t, dim)",
+)
+class LogcumsumexpBackward0(Node):
+    __slots__ = ("axis", "given")
+
+    def apply(self, g: Tensor) -> tuple:
+        x, out = self.unpack_saved(False)
+        if not x._data.ndim or not x._data.size:  # PyTorch's: the gradient itself
+            return (g,)
+        return (_logcumsumexp_backward(g, x, out, self.axis),)
+
+
+@spec.op("logcumsumexp", nodes=(LogcumsumexpBackward0,), vmap=spec.rule("cumulative_rule", "logcumsumexp"),
+         sample=spec.Sample(((3, 4),), lambda L, a: L.logcumsumexp(a, 1) * a + a.logcumsumexp(-2).sin()))
+def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
+    """The running log(sum(exp(...))) along `dim`: out[i] = log(exp(input[0]) + ... + exp(input[i])), without
+    overflow."""
+    d = input._data
+    if d.dtype.kind != "f":
+        kind = {"b": "Bool", "u": "Byte"}.get(d.dtype.kind, "Long" if d.dtype.itemsize == 8 else "Int")
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for \'{kind}\'')
+    axis = S.dim_index(dim, d.ndim)
+    node = record(LogcumsumexpBackward0, input)
+    with np.errstate(invalid="ignore"):
+        data = np.logaddexp.accumulate(d, axis=axis) if d.ndim and d.size else d.copy()
+    out = result(np.asarray(data), node)
+    if node is not None:
+        node.axis, node.given = axis, int(dim)
+        node.save(input, SavedOutput(out))
+    return out
+
+
+# -- cummax, cummin ----------------------------------------------------------------------------------------------
+return_types.cummax = type("cummax", (_ValuesIndices,), {"__slots__": (), "_name": "cummax",  # type: ignore[attr-defined]
+                                                         "__qualname__": "return_types.cummax"})
+return_types.cummin = type("cummin", (_ValuesIndices,), {"__slots__": (), "_name": "cummin",  # type: ignore[attr-defined]
+                                                         "__qualname__": "return_types.cummin"})
+
+
+@spec.base
+class _RunningExtremeNode(Node):
+    """The gradient of each running extreme goes back to the element it came from (PyTorch's cummaxmin_backward:
+    zeros, scatter_add of the gradient at the indices)."""
+
+    __slots__ = ("axis", "given", "indices")
+
+    def apply(self, g: Tensor) -> tuple:
+        (x,) = self.saved_tensors
+        if not x._data.ndim:
+            return (g,)
+        if not x._data.size:  # PyTorch's cummaxmin_backward gives the (empty) input itself
+            return (x,)
+        idx = Tensor._make(self.indices, False, None)
+        return (scatter_add(Tensor._make(np.zeros(x._data.shape, g._data.dtype), False, None), self.axis, idx, g),)
+
+
+def _running_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    if not inputs[0]._data.ndim:
+        return tangents[0]
+    return gather(tangents[0], node.axis, Tensor._make(node.indices, False, None))
+
+
+_RUNNING_SAVED = {"dim": SV.field("given", lambda d: int(d) % 2**64), "indices": SV.array("indices"),
+                  "self": SV.tensor(0)}
+
+
+@spec.node(formula={"self": "cummaxmin_backward(grad, self, indices, dim)"}, saved=_RUNNING_SAVED,
+           jvp=_running_jvp, tangent="self_t.gather(dim, indices)")
+class CummaxBackward0(_RunningExtremeNode):
+    __slots__ = ()
+
+
+@spec.node(formula={"self": "cummaxmin_backward(grad, self, indices, dim)"}, saved=_RUNNING_SAVED,
+           jvp=_running_jvp, tangent="self_t.gather(dim, indices)")
+class CumminBackward0(_RunningExtremeNode):
+    __slots__ = ()
+
+
+def _running_extreme(name: str, x: Tensor, dim: Any) -> Any:
+    d = x._data
+    axis = S.dim_index(dim, d.ndim)
+    cls, pair = (CummaxBackward0, return_types.cummax) if name == "cummax" else (  # type: ignore[attr-defined]
+        CumminBackward0, return_types.cummin)  # type: ignore[attr-defined]
+    if not d.ndim or not d.size:
+        values, idx = d.copy(), np.zeros(d.shape, np.int64)
+    else:
+        ufunc = np.maximum if name == "cummax" else np.minimum  # both carry a nan on, as PyTorch's
+        values = ufunc.accumulate(d, axis=axis)
+        # the index of the latest element that set the running value (>= and <= as PyTorch: ties take the later
+        # one, and so does each nan)
+        marked = (d == values) | (np.isnan(d) if d.dtype.kind == "f" else False)
+        shape = [1] * d.ndim
+        shape[axis] = d.shape[axis]
+        positions = np.arange(d.shape[axis]).reshape(shape)
+        idx = np.maximum.accumulate(np.where(marked, positions, 0), axis=axis).astype(np.int64)
+    node = record(cls, x)
+    if node is not None:
+        node.axis, node.given, node.indices = axis, int(dim), idx
+        node.save(x)
+    return pair(result(np.asarray(values), node), Tensor._make(idx, False, None))
+
+
+@spec.op("cummax", nodes=(CummaxBackward0,), vmap=spec.rule("cumulative_rule", "cummax"),
+         sample=spec.Sample(((3, 4),), lambda L, a: L.cummax(a, 1).values * a + a.cummax(0)[0].exp(), spec.DISTINCT))
+def cummax(input: Tensor, dim: int) -> Any:  # noqa: A002
+    """The running maximum along `dim` and the index where each was found, as (values, indices)."""
+    return _running_extreme("cummax", input, dim)
+
+
+@spec.op("cummin", nodes=(CumminBackward0,), vmap=spec.rule("cumulative_rule", "cummin"),
+         sample=spec.Sample(((3, 4),), lambda L, a: L.cummin(a, 1).values * a + a.cummin(0)[0].exp(), spec.DISTINCT))
+def cummin(input: Tensor, dim: int) -> Any:  # noqa: A002
+    """The running minimum along `dim` and the index where each was found, as (values, indices)."""
+    return _running_extreme("cummin", input, dim)
 
 
 # -- diff ----------------------------------------------------------------------------------------------------

@@ -24,8 +24,7 @@ from ..tensor import Tensor
 DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
-    "pointwise", "smooth_activations", "products",
-    "decompositions",
+    "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -90,8 +89,8 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          'tril_', 'triu', 'triu_'),
     ),
     'cumulative': (
-        ('cumprod', 'cumsum', 'diff'),
-        ('cumprod', 'cumprod_', 'cumsum', 'cumsum_', 'diff'),
+        ('cummax', 'cummin', 'cumprod', 'cumsum', 'diff', 'logcumsumexp'),
+        ('cummax', 'cummin', 'cumprod', 'cumprod_', 'cumsum', 'cumsum_', 'diff', 'logcumsumexp'),
     ),
     'encoding': (
         (),
@@ -114,6 +113,21 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'decompositions': (
         ('logdet', 'slogdet'),
         ('logdet', 'slogdet'),
+    ),
+    'special': (
+        ('copysign', 'deg2rad', 'digamma', 'erfinv', 'float_power', 'i0', 'lgamma', 'logit', 'polygamma', 'rad2deg',
+         'signbit', 'sinc', 'true_divide'),
+        ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erfinv', 'erfinv_', 'float_power',
+         'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_', 'rad2deg',
+         'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
+    ),
+    'statistics': (
+        ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum', 'std_mean', 'var_mean'),
+        ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum'),
+    ),
+    'quantiles': (
+        ('nanquantile', 'quantile'),
+        ('nanquantile', 'quantile'),
     ),
 }
 
