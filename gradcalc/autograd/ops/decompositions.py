@@ -40,7 +40,8 @@ def _named(name: str, fields: tuple[str, str]) -> type:
         return f"torch.return_types.{name}(\n{fields[0]}={self[0]!r},\n{fields[1]}={self[1]!r})"
 
     return type(name, (_ValuesIndices,), {"__slots__": (), "_name": name, "__qualname__": f"return_types.{name}",
-                                          fields[0]: get(0), fields[1]: get(1), "__repr__": rep})
+                                          fields[0]: get(0), fields[1]: get(1), "__repr__": rep,
+                                          "__match_args__": tuple(fields)})
 
 
 class _Triple(tuple):
@@ -48,6 +49,7 @@ class _Triple(tuple):
 
     __slots__ = ()
 
+    __match_args__ = ("U", "S", "Vh")
     U = property(lambda self: self[0])
     S = property(lambda self: self[1])
     Vh = property(lambda self: self[2])

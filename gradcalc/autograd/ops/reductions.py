@@ -334,6 +334,7 @@ class _ValuesIndices(tuple):
 
     __slots__ = ()
     _name = ""
+    __match_args__ = ("values", "indices")  # its fields' names, as PyTorch's structseq types have them
 
     def __new__(cls, values: Tensor, indices: Tensor) -> _ValuesIndices:
         return tuple.__new__(cls, (values, indices))

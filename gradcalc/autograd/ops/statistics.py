@@ -53,6 +53,7 @@ class _MinMax(tuple):
     """aminmax's named (min, max) pair, `torch.return_types.aminmax`."""
 
     __slots__ = ()
+    __match_args__ = ("min", "max")
 
     def __new__(cls, lo: Tensor, hi: Tensor) -> _MinMax:
         return tuple.__new__(cls, (lo, hi))

@@ -50,6 +50,10 @@ def torch_repr(value: Any) -> str:
             default_dtype=_FLOAT64,  # the language's default dtype, whatever Python code has set
         )
         return "Parameter containing:\n" + text if is_parameter(value) else text  # a module's, as PyTorch shows it
+    fields = getattr(type(value), "__match_args__", None) if isinstance(value, tuple) else None
+    if fields:  # PyTorch's named tuples, as PyTorch prints them: `torch.return_types.max(\nvalues=...,\nindices=...)`
+        items = ",\n".join(f"{f}={torch_repr(v)}" for f, v in zip(fields, value, strict=False))
+        return f"torch.return_types.{type(value).__name__}(\n{items})"
     if isinstance(value, tuple):  # also x.shape, which prints (2, 3) rather than torch.Size([2, 3])
         items = [torch_repr(v) for v in value]
         return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"

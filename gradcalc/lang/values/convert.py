@@ -156,7 +156,8 @@ def describe(value: object) -> str:
     if isinstance(value, Size):
         return f"a shape {tuple(value)}"
     if isinstance(value, tuple):
-        return "a tuple"
+        return f"a torch.return_types.{type(value).__name__}" if getattr(type(value), "__match_args__", None) else (
+            "a tuple")
     if isinstance(value, RawList):
         return "a list of numbers"
     if isinstance(value, list):

@@ -146,6 +146,12 @@ def other_attribute(o: object, name: str, loc: Loc) -> object:
             return v
         if name in NODE_METHODS:
             raise GradcalcError(f"'{name}' is a method of a graph node: write .{name}()", loc)
+    fields = getattr(type(o), "__match_args__", None) if isinstance(o, tuple) else None
+    if fields:  # PyTorch's named tuples (`torch.return_types.max`: .values, .indices)
+        if name in fields:
+            return o[fields.index(name)]
+        raise GradcalcError(f"{describe(o)} has no attribute '{name}' (it has {', '.join('.' + f for f in fields)})",
+                            loc)
     language_attribute = getattr(type(o), "language_attribute", None)  # values of the language (saved, hooks)
     if language_attribute is not None:
         return language_attribute(o, name, loc)
