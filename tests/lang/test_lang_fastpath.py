@@ -283,6 +283,8 @@ def test_objects_the_process_froze_stay_frozen() -> None:
         assert frozen > 0
         with P.no_gc():
             P.parse("x = 1\n")
-        assert gc.get_freeze_count() == frozen  # not thawed by no_gc
+        # not thawed by no_gc: thawing empties the permanent generation (a frozen object freed meanwhile, which
+        # leaves it too, is no thaw: the count may drop by a few, never to nothing)
+        assert gc.get_freeze_count() > frozen // 2
     finally:
         gc.unfreeze()
