@@ -309,3 +309,93 @@ def nonzero_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
     raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
                        "over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
                        "need this feature.")
+
+
+# -- ops/selection.py, ops/scatter_reduce.py -----------------------------------------------------------------
+MASKED_SELECT_MASK = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this "
+                      "because for each batch this would return a differently shaped Tensor. Please file an issue at "
+                      "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def masked_select_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    """masked_select of a batch by one mask: each sample's selected elements, the same positions in every
+    sample (a mask per sample would give samples of different lengths: PyTorch's error)."""
+    (x, mask), (dx, dm) = args, dims
+    if dm is not None:
+        raise RuntimeError(MASKED_SELECT_MASK)
+    x, rank = front(x, dx)
+    sample = tuple(shape_of(x)[1:])
+    shape = np.broadcast_shapes(sample, mask._data.shape)
+    positions = np.flatnonzero(np.broadcast_to(mask._data, shape))
+    size = shape_of(x)[0]
+    x = bind("reshape", bind("expand", pad(x, len(shape)), (size, *shape)), (size, -1))
+    return bind("index_select", x, 1, Tensor._make(positions, False, None)), 0
+
+
+def take_along_dim_rule(args: tuple, dims: tuple, dim: Any = None) -> tuple[Any, Any]:
+    """take_along_dim of a batch: input and indices with the batch dim first, the dim shifted by one; without
+    a dim, each sample flattened."""
+    (x, indices, *rest), (dx, di, *_) = args, dims
+    if rest:
+        dim = rest[0]
+    size = batch_size(args, dims)
+    x, i = materialize(x, dx, size), materialize(indices, di, size)
+    if dim is None:
+        return bind("take_along_dim", bind("reshape", x, (size, -1)), bind("reshape", i, (size, -1)), 1), 0
+    rank = ndim(x) - 1
+    if rank == 0 or ndim(i) - 1 != rank:
+        raise NoRule
+    return bind("take_along_dim", x, i, sample_dim(dim, rank)), 0
+
+
+def index_put_rule(args: tuple, dims: tuple, accumulate: bool = False) -> tuple[Any, Any]:
+    """index_put of a batch by one index: the batch dim moved last, where the index (of the leading dims) does
+    not reach it, and the values' batch dim with it; a batched index runs per sample."""
+    (x, indices, values, *rest), (dx, di, dv, *_) = args, dims
+    if rest:
+        accumulate = rest[0]
+    if any(d is not None for d in (di if isinstance(di, tuple) else (di,))):
+        raise NoRule
+    size = batch_size(args, dims)
+    x = bind("movedim", materialize(x, dx, size), 0, -1)
+    target = np.empty(tuple(shape_of(x)[:-1]), dtype=np.bool_)[tuple(np.asarray(i._data) for i in indices)].shape
+    if dv is not None:
+        values = to_front(values, dv)
+        if ndim(values) - 1 > len(target):
+            raise NoRule
+        values = bind("movedim", pad(values, len(target)), 0, -1)
+    else:
+        values = bind("unsqueeze", values, -1)
+    return bind("index_put", x, tuple(indices), values, accumulate), ndim(x) - 1
+
+
+def put_rule(args: tuple, dims: tuple, accumulate: bool = False) -> tuple[Any, Any]:
+    """put of a batch: each sample's elements, flattened, written (or added) at the (wrapped) positions."""
+    (x, index, source, *rest), (dx, di, ds, *_) = args, dims
+    if rest:
+        accumulate = rest[0]
+    size = batch_size(args, dims)
+    x = materialize(x, dx, size)
+    shape = tuple(shape_of(x)[1:])
+    n = int(np.prod(shape, dtype=np.int64))
+    if di is None:
+        i = Tensor._make(np.asarray(index._data).reshape(1, -1) % max(n, 1), False, None)
+        i = bind("expand", i, (size, i._data.size))
+    else:
+        i = bind("reshape", bind("remainder", to_front(index, di), max(n, 1)), (size, -1))
+    s = bind("reshape", materialize(source, ds, size), (size, -1))
+    out = bind("scatter_add" if accumulate else "scatter", bind("reshape", x, (size, n)), 1, i, s)
+    return bind("reshape", out, (size, *shape)), 0
+
+
+def scatter_reduce_rule(args: tuple, dims: tuple, reduce: Any = None, include_self: bool = True) -> tuple[Any, Any]:
+    """scatter_reduce of a batch: input, index and src with the batch dim first, the dim shifted by one."""
+    (x, dim, index, src, *rest), (dx, _, di, ds, *_) = args, dims
+    if rest:
+        reduce = rest[0]
+    size = batch_size(args, dims)
+    x, i, s = materialize(x, dx, size), materialize(index, di, size), materialize(src, ds, size)
+    rank = ndim(x) - 1
+    if rank == 0 or ndim(i) - 1 != rank or ndim(s) - 1 != rank:
+        raise NoRule
+    return bind("scatter_reduce", x, sample_dim(dim, rank), i, s, reduce, include_self=include_self), 0

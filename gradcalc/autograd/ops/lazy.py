@@ -24,7 +24,7 @@ from ..tensor import Tensor
 DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
-    "pointwise", "smooth_activations",
+    "pointwise", "smooth_activations", "selection", "scatter_reduce",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -104,6 +104,14 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'smooth_activations': (
         (),
         (),
+    ),
+    'selection': (
+        ('index_put', 'masked_select', 'put', 'take_along_dim'),
+        ('index_put', 'index_put_', 'masked_select', 'put', 'put_', 'take_along_dim'),
+    ),
+    'scatter_reduce': (
+        ('scatter_reduce',),
+        ('scatter_reduce', 'scatter_reduce_'),
     ),
 }
 
