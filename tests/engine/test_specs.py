@@ -102,6 +102,7 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("topk", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},
     ("masked_fill", 2): {("MaskedFillBackward0", "MaskedSelectBackward0")},  # see DIFFERENT_IN
+    ("masked_select", 1): {("IndexPutImplBackward0", "MaskedScatterBackward0")},
     # cumprod's gradient where the input holds a zero: gradcalc's products without each element, PyTorch's in-place
     # copies into slices
     ("cumprod", 1): {("PermuteBackward0", "CopySlices")},

@@ -109,7 +109,7 @@ class ScatterReduceBackward0(Node):
             n = scatter_add(start, dim, index, _ones(index._data.shape, dtype))
             n = E.masked_fill(n, n == 0, 1)
             gx = g / n
-            gs = gather(gx, dim, index)
+            gs = gather(g, dim, index) / gather(n, dim, index)
         else:  # amax, amin: the gradient shared evenly among the elements equal to the result
             value = gather(out, dim, index)
             self_is_result = (x == out).to(x.dtype)
@@ -132,11 +132,13 @@ def _scatter_reduce_(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce:
                             "scatter_reduce_", src)
 
 
+# 'prod' is left out of the sample: PyTorch's forward rule for it (scatter_reduce_jvp) disagrees with its own
+# gradient and with finite differences where an index repeats; tests/engine/test_ops_selection.py checks it
 @spec.op("scatter_reduce", inplace=_scatter_reduce_, vmap=spec.rule("scatter_reduce_rule"),
          nodes=(ScatterReduceBackward0,),
          sample=spec.Sample(((3, 4), (2, 3)), lambda L, a, s: L.scatter_reduce(a, 1, L.tensor([[0, 3, 0], [2, 2, 1]]),
                                                                                s, "sum")
-                            + a.scatter_reduce(0, L.tensor([[2, 0, 2]]), s[:1], "prod", include_self=False)
+                            + a.scatter_reduce(0, L.tensor([[2, 0, 2]]), s[:1], "sum", include_self=False)
                             + a.scatter_reduce(1, L.tensor([[1, 1, 1], [0, 3, 0]]), s, "mean")
                             + a.scatter_reduce(1, L.tensor([[1, 1, 1], [0, 3, 0]]), s, "amax")
                             + (a * 1.0).scatter_reduce_(0, L.tensor([[1, 0, 1]]), s[1:], "amin", include_self=False)))

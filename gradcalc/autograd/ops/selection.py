@@ -329,5 +329,5 @@ def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) 
     node = record(PutBackward0, input, source)
     if node is not None:
         node.index, node.accumulate, node.source_shape = np.array(ix), bool(accumulate), src.shape
-        node.save(source)
+        node.save(source if source._requires_grad else None)  # PyTorch keeps it only for its gradient
     return result(out, node)
