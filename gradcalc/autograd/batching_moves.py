@@ -399,3 +399,52 @@ def scatter_reduce_rule(args: tuple, dims: tuple, reduce: Any = None, include_se
     if rank == 0 or ndim(i) - 1 != rank or ndim(s) - 1 != rank:
         raise NoRule
     return bind("scatter_reduce", x, sample_dim(dim, rank), i, s, reduce, include_self=include_self), 0
+
+
+# -- ops/blocks.py, ops/integrals.py -------------------------------------------------------------------------
+def unflatten_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """unflatten of a batch: the sample's dim, shifted by one, split alike."""
+    (x, *rest), (d, *_) = args, dims
+    dim, sizes = (rest + [params.get("dim"), params.get("sizes")][len(rest):])[:2]
+    x, rank = front(x, d)
+    return bind("unflatten", x, sample_dim(dim, rank), sizes), 0
+
+
+def rot90_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """rot90 of a batch: the same turns in the sample's plane, its dims shifted by one."""
+    (x, *rest), (d, *_) = args, dims
+    k, on = (rest + [params.get("k", 1), params.get("dims", (0, 1))][len(rest):])[:2]
+    x, rank = front(x, d)
+    if rank < 2:
+        raise NoRule
+    return bind("rot90", x, k, dims_arg(tuple(on), rank)), 0
+
+
+def integral_rule(name: str) -> Any:
+    """trapezoid, trapz or cumulative_trapezoid of a batch of samples `y` spaced by a number: along the sample's
+    dim shifted by one (sample points `x` run per sample)."""
+
+    def rule(args: tuple, dims: tuple, dx: Any = None, dim: int = -1) -> tuple[Any, Any]:
+        (y, *rest), (d, *_) = args, dims
+        if rest and rest[0] is not None:
+            raise NoRule
+        y, rank = front(y, d)
+        if rank == 0:
+            raise NoRule
+        return bind(name, y, dx=dx, dim=sample_dim(dim, rank)), 0
+
+    return rule
+
+
+def vander_rule(args: tuple, dims: tuple, N: Any = None, increasing: bool = False) -> tuple[Any, Any]:  # noqa: N803
+    """vander of a batch of vectors: the powers as vander makes them, one matrix per sample."""
+    (x, *rest), (d, *_) = args, dims
+    if rest:
+        N = rest[0]  # noqa: N806
+        increasing = rest[1] if len(rest) > 1 else increasing
+    x, rank = front(x, d)
+    if rank != 1:
+        raise NoRule
+    size, rows = shape_of(x)[0], shape_of(x)[1]
+    out = bind("reshape", bind("vander", bind("reshape", x, (-1,)), N, increasing), (size, rows, -1))
+    return out, 0

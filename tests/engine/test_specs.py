@@ -76,6 +76,8 @@ DIFFERENT_IN = {
     ("fmod", "MulBackward0", "self"): "the divisor's gradient -grad * trunc(self / other): as remainder's",
     ("diff", "SliceBackwardBackward0", "start"): "the two slices' gradients are added in the other order",
     ("diff", "SliceBackwardBackward0", "end"): "the two slices' gradients are added in the other order",
+    **{(name, "SliceBackwardBackward0", saved): "the sample points' gradient: the two slices' (x[1:] - x[:-1]) are "
+       "added in the other order" for name in ("trapezoid", "cumulative_trapezoid") for saved in ("start", "end")},
     ("masked_fill", "SumBackward0", "self_sym_sizes"): "the value's gradient: gradcalc sums the gradient with the "
     "places the mask does not hold zeroed (the input's shape), PyTorch the masked_select of it (one dim)",
 }
@@ -103,6 +105,18 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},
     ("masked_fill", 2): {("MaskedFillBackward0", "MaskedSelectBackward0")},  # see DIFFERENT_IN
     ("masked_select", 1): {("IndexPutImplBackward0", "MaskedScatterBackward0")},
+    # the gradients of cartesian_prod's columns reach the vectors through meshgrid's views (see meshgrid's)
+    ("cartesian_prod", 1): {("ViewBackward0", "SliceBackwardBackward0"), ("SliceBackwardBackward0", "ViewBackward0"),
+                            ("ViewBackward0", "ReshapeAliasBackward0")},
+    ("cartesian_prod", 2): {("ViewBackward0", "ReshapeAliasBackward0")},
+    # trapezoid's gradient of y: the sum's and the two ends' parts are added in the other order
+    ("trapezoid", 1): {("ExpandBackward0", "SelectBackwardBackward0"), ("SelectBackwardBackward0", "ExpandBackward0")},
+    ("trapz", 1): {("ExpandBackward0", "SelectBackwardBackward0"), ("SelectBackwardBackward0", "ExpandBackward0")},
+    # the sample points' gradient: the two slices' parts added in the other order (see DIFFERENT_IN)
+    ("trapezoid", 2): {("SumBackward1", "NegBackward0"), ("NegBackward0", "SumBackward1")},
+    ("cumulative_trapezoid", 2): {("SumBackward1", "NegBackward0"), ("NegBackward0", "SumBackward1")},
+    # a number's 1 x 1 block of block_diag's gradient: PyTorch's engine squeezes it, gradcalc's formula slices first
+    ("block_diag", 2): {("SliceBackward0", "SqueezeBackward1")},
     # cumprod's gradient where the input holds a zero: gradcalc's products without each element, PyTorch's in-place
     # copies into slices
     ("cumprod", 1): {("PermuteBackward0", "CopySlices")},

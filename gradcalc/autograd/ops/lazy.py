@@ -24,7 +24,7 @@ from ..tensor import Tensor
 DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
-    "pointwise", "smooth_activations", "selection", "scatter_reduce",
+    "pointwise", "smooth_activations", "selection", "scatter_reduce", "blocks", "integrals",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -112,6 +112,14 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'scatter_reduce': (
         ('scatter_reduce',),
         ('scatter_reduce', 'scatter_reduce_'),
+    ),
+    'blocks': (
+        ('block_diag', 'cartesian_prod', 'rot90', 'unflatten', 'vander'),
+        ('rot90', 'unflatten'),
+    ),
+    'integrals': (
+        ('cumulative_trapezoid', 'trapezoid', 'trapz'),
+        (),
     ),
 }
 
