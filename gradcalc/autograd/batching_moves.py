@@ -448,3 +448,55 @@ def vander_rule(args: tuple, dims: tuple, N: Any = None, increasing: bool = Fals
     size, rows = shape_of(x)[0], shape_of(x)[1]
     out = bind("reshape", bind("vander", bind("reshape", x, (-1,)), N, increasing), (size, rows, -1))
     return out, 0
+
+
+# -- ops/counting.py -----------------------------------------------------------------------------------------
+def dynamic_shape_rule(aten: str) -> Any:
+    """unique and unique_consecutive: each sample's result has its own length, which PyTorch's vmap refuses."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+                           f"vmap over aten::{aten}. Please file an issue at https://github.com/pytorch/pytorch/issues "
+                           "if you need this feature.")
+
+    return rule
+
+
+def bincount_rule(args: tuple, dims: tuple, weights: Any = None, minlength: int = 0) -> tuple[Any, Any]:
+    """bincount of a batch of vectors: as many bins for every sample as the batch needs (PyTorch's vmap), each
+    sample's values counted in its own block of one bincount."""
+    (x, *rest), (d, *drest) = args, dims
+    dw = None
+    if rest:
+        weights, dw = rest[0], drest[0]
+        minlength = rest[1] if len(rest) > 1 else minlength
+    x = to_front(x, d)
+    if type(x) is not Tensor or x._data.ndim != 2:  # a batch of an outer level, or not vectors: one at a time
+        raise NoRule
+    data = x._data
+    size = data.shape[0]
+    if data.size and data.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    bins = max(int(minlength), int(data.max()) + 1 if data.size else 0)
+    offsets = (np.arange(size, dtype=np.int64) * bins)[:, None]
+    flat = Tensor._make((data.astype(np.int64) + offsets).reshape(-1), False, None)
+    if weights is not None:
+        weights = bind("reshape", materialize(weights, dw, size), (-1,))
+    out = bind("bincount", flat, weights, size * bins)
+    return bind("reshape", out, (size, bins)), 0
+
+
+def bucketize_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """bucketize of a batch by one set of boundaries: elementwise, the batch dim where it was."""
+    (x, boundaries), (dx, db) = args, dims
+    if db is not None:
+        raise NoRule
+    return bind("bucketize", x, boundaries, **params), dx
+
+
+def searchsorted_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """searchsorted of a batch of values in one vector: elementwise, the batch dim where it was."""
+    (seq, values), (ds, dv) = args, dims
+    if ds is not None or ndim(seq) != 1 or params.get("sorter") is not None:
+        raise NoRule
+    return bind("searchsorted", seq, values, **params), dv

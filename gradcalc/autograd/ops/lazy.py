@@ -24,7 +24,7 @@ from ..tensor import Tensor
 DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
-    "pointwise", "smooth_activations", "selection", "scatter_reduce", "blocks", "integrals",
+    "pointwise", "smooth_activations", "selection", "scatter_reduce", "blocks", "integrals", "counting",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -120,6 +120,10 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'integrals': (
         ('cumulative_trapezoid', 'trapezoid', 'trapz'),
         (),
+    ),
+    'counting': (
+        ('bincount', 'bucketize', 'histc', 'searchsorted', 'unique', 'unique_consecutive'),
+        ('bincount', 'bucketize', 'histc', 'unique', 'unique_consecutive'),
     ),
 }
 
