@@ -40,12 +40,15 @@ ENGINE_NODES = {
 }
 # The nodes without a forward rule, and why (a decision each: a new one must be added here)
 NO_FORWARD_RULE = {
-    "arithmetic.NotImplemented_": "floor_divide has no derivative",
+    "arithmetic.NotImplemented_": "floor_divide and scatter with reduce= have no derivative",
+    **{f"counting.{n}": "PyTorch has no derivative of unique's values"
+       for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
     "inplace.CopySlices": "a write through a view",
     "inplace.AsStridedBackward0": "a write through a view",
 }
 # The nodes whose forward rule is the double-vjp, named in their spec where it is right
 DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0",
+              "scatter_reduce.ScatterReduceBackward0",  # its gradient's transpose (PyTorch's rule is wrong for prod)
               # the three-output create_graph nodes of the normalizations: their own formulas' transpose
               "batch_norm.NativeBatchNormBackwardBackward0", "normalization.NativeLayerNormBackwardBackward0"}
 # Nodes no sample reaches: the in-place ones are checked against PyTorch by IN_PLACE below; and why not the others
@@ -56,6 +59,9 @@ NOT_SAMPLED = {
     "activations.LeakyReluBackward1", "activations.EluBackward1",
 }
 UNCHECKED = {
+    **{f"counting.{n}": "unique's values, which PyTorch records without a derivative: no sample's backward can "
+       "pass through them (tests/engine/test_ops_counting.py checks their names and errors against PyTorch's)"
+       for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
     "reductions.ProdOthersBackward": "gradcalc's own node for the create_graph gradient of a product over zeros, "
     "which PyTorch computes otherwise (its values: test_ops_reductions.py)",
 }

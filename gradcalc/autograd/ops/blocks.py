@@ -188,9 +188,10 @@ def cartesian_prod(*tensors: Tensor) -> Tensor:
 
 
 # -- vander --------------------------------------------------------------------------------------------------
-# no sample: PyTorch's backward through vander fails (see below), so the spec tests have no gradient to compare;
-# tests/engine/test_ops_blocks.py checks its values and forward rule against PyTorch, its gradient against both
-@spec.op("vander", method=False, vmap=spec.rule("vander_rule"))
+# the sample reads vander of a detached input: PyTorch's backward through vander fails (see below), so there is no
+# gradient to compare; tests/engine/test_ops_blocks.py checks its values and forward rule against PyTorch's
+@spec.op("vander", method=False, vmap=spec.rule("vander_rule"),
+         sample=spec.Sample(((4,),), lambda L, a: a * L.vander(a.detach()) + a * L.vander(a.detach(), 4, True)))
 def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor:  # noqa: N803
     """The Vandermonde matrix of the vector `x`: column j holds x ** (N - 1 - j) (x ** j with `increasing`);
     `N` columns, by default as many as x has elements. An integer or bool x gives int64."""

@@ -85,7 +85,11 @@ def _from_rows(rows: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarra
     return np.moveaxis(rows.reshape(moved), 0, axis)
 
 
-@spec.op("unique", vmap=spec.rule("dynamic_shape_rule", "_unique2"), nodes=(Unique2Backward0, UniqueDimBackward0))
+# (the samples read unique's integer results, and its values of a detached input: there is no derivative)
+@spec.op("unique", vmap=spec.rule("dynamic_shape_rule", "_unique2"), nodes=(Unique2Backward0, UniqueDimBackward0),
+         sample=spec.Sample(((3, 4),), lambda L, a: a * L.unique((a.detach() > 0).double(), return_inverse=True)[1]
+                            + L.unique(a.detach().round(), sorted=True, return_counts=True)[1].sum()
+                            + a * L.unique((a.detach() > 0).long(), dim=1, return_inverse=True)[1]))
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:
     """The distinct values of `input` in ascending order (without `dim`, of all its elements; with it, the
@@ -111,7 +115,10 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,  # 
 
 
 @spec.op("unique_consecutive", vmap=spec.rule("dynamic_shape_rule", "unique_consecutive"),
-         nodes=(UniqueConsecutiveBackward0,))
+         nodes=(UniqueConsecutiveBackward0,),
+         sample=spec.Sample(((3, 4),), lambda L, a: a * L.unique_consecutive((a.detach() > 0).long(),
+                                                                             return_inverse=True)[1]
+                            + L.unique_consecutive(a.detach() > 0, dim=0, return_counts=True)[1].sum()))
 def unique_consecutive(input: Tensor, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
                        dim: int | None = None) -> Any:
     """`input` with each run of equal consecutive values (without `dim`, of its elements in order; with it, of
@@ -141,7 +148,9 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False, return_count
 
 
 # -- bincount, histc -----------------------------------------------------------------------------------------
-@spec.op("bincount", vmap=spec.rule("bincount_rule"), nodes=(A.NotImplemented_,))
+@spec.op("bincount", vmap=spec.rule("bincount_rule"), nodes=(A.NotImplemented_,),
+         sample=spec.Sample(((3, 4),), lambda L, a: a * L.bincount(L.tensor([0, 2, 2, 3]))
+                            + a * L.bincount(L.tensor([1, 1]), a[0, :2].detach(), minlength=4)))
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each non-negative integer 0, 1, ... occurs in the vector `input` (at least `minlength` of
     them); with `weights`, the sum of the weights at each value's places instead (float64 unless the weights
@@ -166,7 +175,8 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return result(out, node)
 
 
-@spec.op("histc")
+@spec.op("histc", sample=spec.Sample(((3, 4),), lambda L, a: a * L.histc(a.detach(), bins=4)
+                                     + a * L.histc(a.detach(), 4, -0.5, 0.5)))
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """The histogram of `input`'s elements: `bins` equal bins from `min` to `max` (both 0: the elements' own
     least and greatest), elements outside left out; in the input's float dtype."""
@@ -197,7 +207,9 @@ def _values(value: Any) -> np.ndarray:
     return value._data if isinstance(value, Tensor) else np.asarray(value)
 
 
-@spec.op("bucketize", vmap=spec.rule("bucketize_rule"))
+@spec.op("bucketize", method=False, vmap=spec.rule("bucketize_rule"),
+         sample=spec.Sample(((3, 4),), lambda L, a: a * L.bucketize(a.detach(), L.tensor([-0.5, 0.0, 0.5]))
+                            + a * L.bucketize(a.detach(), L.tensor([-0.5, 0.5]), right=True)))
 def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """For each element of `input`, the index of the bucket of the ascending vector `boundaries` it falls in:
     the first boundary >= it (> it with `right`)."""
@@ -208,7 +220,9 @@ def bucketize(input: Any, boundaries: Tensor, *, out_int32: bool = False, right:
     return _plain(out, np.int32 if out_int32 else _INT64)
 
 
-@spec.op("searchsorted", method=False, vmap=spec.rule("searchsorted_rule"))
+@spec.op("searchsorted", method=False, vmap=spec.rule("searchsorted_rule"),
+         sample=spec.Sample(((3, 4),), lambda L, a: a * L.searchsorted(L.tensor([-0.5, 0.0, 0.5]), a.detach())
+                            + a * L.searchsorted(a.detach().sort().values, a.detach(), side="right")))
 def searchsorted(sorted_sequence: Tensor, input: Any, *, out_int32: bool = False, right: bool = False,  # noqa: A002
                  side: str | None = None, sorter: Tensor | None = None) -> Tensor:
     """Where each value of `input` would go in `sorted_sequence` (ascending along its last dim; its leading dims

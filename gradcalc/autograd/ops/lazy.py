@@ -123,7 +123,7 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     ),
     'counting': (
         ('bincount', 'bucketize', 'histc', 'searchsorted', 'unique', 'unique_consecutive'),
-        ('bincount', 'bucketize', 'histc', 'unique', 'unique_consecutive'),
+        ('bincount', 'histc', 'unique', 'unique_consecutive'),
     ),
 }
 
