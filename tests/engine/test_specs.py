@@ -41,6 +41,7 @@ ENGINE_NODES = {
 # The nodes without a forward rule, and why (a decision each: a new one must be added here)
 NO_FORWARD_RULE = {
     "arithmetic.NotImplemented_": "floor_divide and scatter with reduce= have no derivative",
+    "scatter_reduce.ScatterReduceDoubleBackwardError": "PyTorch's Error node",
     **{f"counting.{n}": "PyTorch has no derivative of unique's values"
        for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
     "inplace.CopySlices": "a write through a view",
@@ -59,6 +60,8 @@ NOT_SAMPLED = {
     "activations.LeakyReluBackward1", "activations.EluBackward1",
 }
 UNCHECKED = {
+    "scatter_reduce.ScatterReduceDoubleBackwardError": "PyTorch's Error node of a 'prod' gradient where two zeros "
+    "meet, which has no derivative (tests/engine/test_ops_selection.py checks it against PyTorch's)",
     **{f"counting.{n}": "unique's values, which PyTorch records without a derivative: no sample's backward can "
        "pass through them (tests/engine/test_ops_counting.py checks their names and errors against PyTorch's)"
        for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},

@@ -39,7 +39,7 @@ def _ints(value: Any, what: str) -> tuple[int, ...]:
 @spec.op("unflatten", vmap=spec.rule("unflatten_rule"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.unflatten(a, 1, (2, 2)) * 2.0
                             + a.unflatten(-1, (-1, 1, 2)).sum(-1)))
-def unflatten(input: Tensor, dim: int, sizes: Any) -> Tensor:  # noqa: A002
+def unflatten(input: Tensor, dim: int, sizes: tuple[int, ...]) -> Tensor:  # noqa: A002
     """`input` with dim `dim` split into dims of `sizes` (whose product is its size; one may be -1, inferred):
     the inverse of flatten, a view."""
     shape = input._data.shape

@@ -69,6 +69,26 @@ def _ones(shape: tuple[int, ...], dtype: np.dtype) -> Tensor:
     return Tensor._make(np.ones(shape, dtype), False, None)
 
 
+_TWO_ZEROS = ("scatter_reduce(): Double backward is unsupported for src when >1 zeros in src are scattered to the "
+              "same position in self")
+
+
+@spec.node(formula={"self": "not differentiable"},
+           no_jvp="PyTorch's Error node: scatter_reduce's 'prod' gradient of src where two zeros meet has none")
+class ScatterReduceDoubleBackwardError(Node):
+    """The gradient of src of a 'prod' where two zeros of src meet in one place, recorded under create_graph:
+    PyTorch's formula has no derivative there, and differentiating it is its error."""
+
+    __slots__ = ()
+
+    @classmethod
+    def name(cls) -> str:
+        return "torch::autograd::Error"  # (PyTorch names its Error node so)
+
+    def apply(self, g: Tensor) -> tuple:
+        raise RuntimeError(_TWO_ZEROS)
+
+
 @spec.node(
     formula={"self": "scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)",
              "src": "scatter_reduce_backward(grad, self, dim, index, src, reduce, include_self, result)"},
@@ -103,6 +123,8 @@ class ScatterReduceBackward0(Node):
             masked_src_result = scatter_reduce(x, dim, index, masked_src, reduce, include_self=self.include_self)
             gs = E.where(src_single_zero, gather(g * masked_src_result, dim, index),
                          gather(g * out, dim, index) / E.masked_fill(src, src_zero, 1))
+            if gs._requires_grad and bool((src_num_zeros._data > 1).any()):  # PyTorch's Error node
+                gs = result(gs._data, record(ScatterReduceDoubleBackwardError, gs))
         elif reduce == "mean":
             shape, dtype = g._data.shape, g._data.dtype
             start = _ones(shape, dtype) if self.include_self else _zeros(shape, dtype)
@@ -151,6 +173,8 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
         raise TypeError(f"scatter_reduce(): argument 'src' (position 3) must be Tensor, not {type(src).__name__}")
     if reduce not in REDUCTIONS:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if isinstance(index, Tensor) and max(index._data.ndim, 1) != max(input._data.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     axis, idx, _ = _prepare("scatter", input, dim, index, src._data)
     out = scatter_reduce_array(input._data, axis, idx, src._data, reduce, bool(include_self))
     node = record(ScatterReduceBackward0, input, src)

@@ -236,7 +236,8 @@ def _write_at(name: str, input: Tensor, idx: Any, values: Tensor, accumulate: bo
     return out
 
 
-def _index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:
+def _index_put_(self: Tensor, indices: tuple[Tensor, ...] | list[Tensor], values: Tensor,
+                accumulate: bool = False) -> Tensor:
     """In-place index_put: writes the result into this tensor."""
     return IP.apply_inplace(self, lambda t: index_put(t, indices, values, accumulate), "index_put_", values)
 
@@ -245,7 +246,8 @@ def _index_put_(self: Tensor, indices: Any, values: Tensor, accumulate: bool = F
          sample=spec.Sample(((3, 4), (2, 4), (2,)), lambda L, a, v, w: L.index_put(a, (L.tensor([2, 0]),), v)
                             + a.index_put((L.tensor([1, 1]), L.tensor([0, 0])), w, accumulate=True)
                             + (a * 1.0).index_put_([L.tensor([[1], [0]]), L.tensor([3, 3])], w, accumulate=True)))
-def index_put(input: Tensor, indices: Any, values: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
+def index_put(input: Tensor, indices: tuple[Tensor, ...] | list[Tensor], values: Tensor,  # noqa: A002
+              accumulate: bool = False) -> Tensor:
     """`input` with `values` (broadcast) written at the elements `indices` (a tuple of integer or boolean
     tensors, one per leading dim) name, as `x[indices] = values`; with `accumulate`, added there (repeated places
     add up)."""
