@@ -162,13 +162,14 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if int(minlength) < 0:
         raise RuntimeError("minlength should be >= 0")
-    if weights is None:
+    if weights is not None and (weights._data.ndim != 1 or weights._data.shape[0] != d.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if weights is None or not d.size:  # (no values: PyTorch's zeros are int64, weights or not)
         return _plain(np.bincount(d.astype(_INT64), minlength=int(minlength)), _INT64)
     w = weights._data
-    if w.ndim != 1 or w.shape[0] != d.shape[0]:
-        raise RuntimeError("weights should be 1-d and have the same length as input")
     dtype = w.dtype if w.dtype.kind == "f" else np.dtype(np.float64)
-    out = np.bincount(d.astype(_INT64), weights=w.astype(np.float64), minlength=int(minlength)).astype(dtype)
+    out = np.zeros(max(int(minlength), int(d.max()) + 1), dtype=dtype)
+    np.add.at(out, d, w.astype(dtype))  # added in order, in the weights' precision, as PyTorch's kernel adds
     node = record(A.NotImplemented_, weights)
     if node is not None:
         node.op = "bincount"
