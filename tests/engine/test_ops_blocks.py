@@ -77,8 +77,8 @@ def test_trapezoid(seed: int) -> None:
     check(lambda L, a: L.trapz(a.exp(), dx=dx, dim=dim), [y], seed=seed)
     check(lambda L, a: L.cumulative_trapezoid(a * a, dx=dx, dim=dim), [y], seed=seed)
     # sample points: a vector along dim, or a tensor that broadcasts against y
-    points = [np.cumsum(rng.uniform(0.1, 1.0, shape[dim])), rng.standard_normal(shape[-int(rng.integers(1,
-                                                                                                       len(shape) + 1)):])]
+    trailing = shape[-int(rng.integers(1, len(shape) + 1)):]
+    points = [np.cumsum(rng.uniform(0.1, 1.0, shape[dim])), rng.standard_normal(trailing)]
     for x in points:
         if x.ndim > 1 and dim % len(shape) < len(shape) - x.ndim or x.ndim == 1 and x.shape[0] != shape[dim]:
             continue  # (x's own dims must reach dim; a vector x has one point per sample)

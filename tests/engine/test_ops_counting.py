@@ -74,7 +74,7 @@ def test_bincount(seed: int) -> None:
     minlength = int(rng.integers(0, 9))
     same_outcome(lambda L: L.bincount(L.tensor(x), minlength=minlength))
     for dtype in (np.float64, np.float32, np.int64, bool):
-        w = rng.standard_normal(n).astype(dtype) if dtype != bool else rng.random(n) < 0.5
+        w = rng.standard_normal(n).astype(dtype) if dtype is not bool else rng.random(n) < 0.5
         same_outcome(lambda L, w=w: L.tensor(x).bincount(L.tensor(w), minlength))
 
 

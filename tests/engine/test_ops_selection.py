@@ -172,9 +172,9 @@ def test_scatter_with_reduce() -> None:
 def test_in_place_forms_bump_the_version_and_record_pytorchs_nodes() -> None:
     for lib in (gc, torch):
         x = lib.zeros(2, 3, requires_grad=True)
-        for write in (lambda y: y.index_put_((_t(lib, [1]),), lib.ones(3), accumulate=True),
-                      lambda y: y.put_(_t(lib, [5]), lib.ones(1)),
-                      lambda y: y.scatter_reduce_(1, _t(lib, [[0], [2]]), lib.ones(2, 1), "amax")):
+        for write in (lambda y, L=lib: y.index_put_((_t(L, [1]),), L.ones(3), accumulate=True),
+                      lambda y, L=lib: y.put_(_t(L, [5]), L.ones(1)),
+                      lambda y, L=lib: y.scatter_reduce_(1, _t(L, [[0], [2]]), L.ones(2, 1), "amax")):
             y = x * 1.0
             v = y._version
             assert write(y) is y
@@ -192,6 +192,16 @@ def _jvp(lib: Any, f: Callable, xs: list[np.ndarray], ts: list[np.ndarray]) -> l
     return [np.asarray(out.detach().numpy()), np.asarray(tangent.detach().numpy())]
 
 
+def _reduce_jvp(reduce: str, include_self: bool) -> Callable:
+    return lambda L: lambda x, s: L.scatter_reduce(x.sin(), 1, _t(L, [[0, 2, 0], [1, 1, 1]]), s * 1.5, reduce,
+                                                   include_self=include_self)
+
+
+def _reduce_vmap(reduce: str) -> Callable:
+    return lambda L, a, s: L.scatter_reduce(a, 1, _t(L, [[0, 3, 0], [2, 2, 1]]), s, reduce,
+                                            include_self=reduce != "amin")
+
+
 JVP = {
     "masked_select": (lambda L: lambda x: L.masked_select(x.sin(), _b(L, [[True, False, True]])), [(2, 3)]),
     "take_along_dim": (lambda L: lambda x: L.take_along_dim(x.exp(), _t(L, [[2, 0], [1, 1]]), 1), [(2, 3)]),
@@ -200,8 +210,7 @@ JVP = {
                              [(2, 3), (2,)]),
     "put": (lambda L: lambda x, s: L.put(x.cos(), _t(L, [5, 0]), s * s), [(2, 3), (2,)]),
     "put accumulate": (lambda L: lambda x, s: x.put(_t(L, [-1, -1, 2]), s, accumulate=True), [(2, 3), (3,)]),
-    **{f"scatter_reduce {r} {inc}": ((lambda r, inc: lambda L: lambda x, s: L.scatter_reduce(
-        x.sin(), 1, _t(L, [[0, 2, 0], [1, 1, 1]]), s * 1.5, r, include_self=inc))(r, inc), [(2, 3), (2, 3)])
+    **{f"scatter_reduce {r} {inc}": (_reduce_jvp(r, inc), [(2, 3), (2, 3)])
        for r in ("sum", "mean", "amax", "amin") for inc in (True, False)},
 }
 
@@ -270,9 +279,7 @@ VMAP = {
     "index_put mask": (lambda L, a, v: a.index_put((_b(L, [[True, False, True, False]] * 3),), v), [(3, 4), ()]),
     "put": (lambda L, a, s: L.put(a, _t(L, [0, 11, 5]), s), [(3, 4), (3,)]),
     "put accumulate": (lambda L, a, s: a.put(_t(L, [1, 1, -1]), s, accumulate=True), [(3, 4), (3,)]),
-    **{f"scatter_reduce {r}": ((lambda r: lambda L, a, s: L.scatter_reduce(
-        a, 1, _t(L, [[0, 3, 0], [2, 2, 1]]), s, r, include_self=r != "amin"))(r), [(3, 4), (2, 3)])
-       for r in ("sum", "prod", "mean", "amax", "amin")},
+    **{f"scatter_reduce {r}": (_reduce_vmap(r), [(3, 4), (2, 3)]) for r in ("sum", "prod", "mean", "amax", "amin")},
 }
 
 

@@ -276,8 +276,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
 
 
 _REDUCED = {"add": np.add, "multiply": np.multiply}
-_DEPRECATED_REDUCE = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a future "
-                      "PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
+_DEPRECATED_REDUCE = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
 
 
 def _scatter_reduced(x: Tensor, dim: int, index: Tensor, src: Any, reduce: str) -> Tensor:

@@ -21,7 +21,7 @@ from . import elementwise as E
 from . import indexing as I
 from . import inplace as IP
 from .core import needs, record, result
-from .scatter import _index_tensor, _prepare, _places, _unsigned, gather, scatter, scatter_add
+from .scatter import _index_tensor, _places, _prepare, _unsigned, gather, scatter, scatter_add
 
 REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum, "amin": np.minimum}
