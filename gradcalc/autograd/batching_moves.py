@@ -426,8 +426,8 @@ def integral_rule(name: str) -> Any:
 
     def rule(args: tuple, dims: tuple, dx: Any = None, dim: int = -1) -> tuple[Any, Any]:
         (y, *rest), (d, *_) = args, dims
-        if rest and rest[0] is not None:
-            raise NoRule
+        if rest and rest[0] is not None or d is None:  # sample points: per sample
+            return per_sample_rule(name)(args, dims, dx=dx, dim=dim)
         y, rank = front(y, d)
         if rank == 0:
             raise NoRule
@@ -446,7 +446,8 @@ def vander_rule(args: tuple, dims: tuple, N: Any = None, increasing: bool = Fals
     if rank != 1:
         raise NoRule
     size, rows = shape_of(x)[0], shape_of(x)[1]
-    out = bind("reshape", bind("vander", bind("reshape", x, (-1,)), N, increasing), (size, rows, -1))
+    N = rows if N is None else N  # noqa: N806 - (each sample's default: its own length)
+    out = bind("reshape", bind("vander", bind("reshape", x, (-1,)), N, increasing), (size, rows, N))
     return out, 0
 
 
@@ -470,6 +471,9 @@ def bincount_rule(args: tuple, dims: tuple, weights: Any = None, minlength: int 
     if rest:
         weights, dw = rest[0], drest[0]
         minlength = rest[1] if len(rest) > 1 else minlength
+    if d is None:  # the weights batched: one length for all, sample by sample
+        return per_sample_rule("bincount")(args, dims, **({} if rest else {"weights": weights}),
+                                           **({} if len(rest) > 1 else {"minlength": minlength}))
     x = to_front(x, d)
     if type(x) is not Tensor or x._data.ndim != 2:  # a batch of an outer level, or not vectors: one at a time
         raise NoRule
@@ -498,5 +502,29 @@ def searchsorted_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any
     """searchsorted of a batch of values in one vector: elementwise, the batch dim where it was."""
     (seq, values), (ds, dv) = args, dims
     if ds is not None or ndim(seq) != 1 or params.get("sorter") is not None:
-        raise NoRule
+        return per_sample_rule("searchsorted")(args, dims, **params)
     return bind("searchsorted", seq, values, **params), dv
+
+
+def per_sample_rule(name: str) -> Any:
+    """An operation whose batched form is no other operation (block_diag, cartesian_prod, histc, trapezoid at
+    sample points, searchsorted in batched sequences): the operation on each sample (selected at its batch dim),
+    the results stacked, at any level and differentiably; PyTorch has rules, or a loop, for these."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        size = batch_size(args, dims)
+
+        def sample(a: Any, d: Any, i: int) -> Any:
+            if d is None:
+                return a
+            if isinstance(d, tuple):
+                return type(a)(sample(x, dd, i) for x, dd in zip(a, d, strict=True))
+            return bind("select", a, d, i)
+
+        outs = [bind(name, *[sample(a, d, i) for a, d in zip(args, dims, strict=True)], **params)
+                for i in range(size)]
+        if isinstance(outs[0], (tuple, list)):
+            return tuple(bind("stack", list(col)) for col in zip(*outs, strict=True)), (0,) * len(outs[0])
+        return bind("stack", outs), 0
+
+    return rule

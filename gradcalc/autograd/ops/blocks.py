@@ -142,7 +142,7 @@ def _block(shape: tuple[int, ...]) -> tuple[int, int]:
     return 1, (shape[0] if shape else 1)
 
 
-@spec.op("block_diag", method=False, nodes=(BlockDiagBackward0,),
+@spec.op("block_diag", method=False, nodes=(BlockDiagBackward0,), vmap=spec.rule("per_sample_rule", "block_diag"),
          sample=spec.Sample(((2, 3), (3,), ()), lambda L, a, b, c: L.block_diag(a, b, c) * 2.0
                             + L.block_diag(b.exp(), a[:1]).sum()))
 def block_diag(*tensors: Tensor) -> Tensor:
@@ -169,7 +169,7 @@ def block_diag(*tensors: Tensor) -> Tensor:
 
 
 # -- cartesian_prod ------------------------------------------------------------------------------------------
-@spec.op("cartesian_prod", method=False,
+@spec.op("cartesian_prod", method=False, vmap=spec.rule("per_sample_rule", "cartesian_prod"),
          sample=spec.Sample(((3,), (2,)), lambda L, a, b: L.cartesian_prod(a, b) * 2.0
                             + L.cartesian_prod(a, b.exp(), a[:2]).sum(0).sum() + L.cartesian_prod(a).sum()))
 def cartesian_prod(*tensors: Tensor) -> Tensor:

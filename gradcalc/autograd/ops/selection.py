@@ -90,7 +90,7 @@ def masked_select(input: Tensor, mask: Tensor) -> Tensor:  # noqa: A002
 @spec.op("take_along_dim", vmap=spec.rule("take_along_dim_rule"),
          sample=spec.Sample(((3, 4),), lambda L, a: L.take_along_dim(a, L.tensor([[0, 3], [2, 2], [1, 0]]), dim=1)
                             + a.take_along_dim(L.tensor([[2], [0], [1]]), 0).sum()
-                            + L.take_along_dim(a, L.tensor([11, 0])).sum()))
+                            + L.take_along_dim(a.exp(), L.tensor([11, 0])).sum()))
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor:  # noqa: A002
     """The values of `input` at the positions `indices` holds along `dim` (the two broadcast against each other
     in the other dims), as `gather` does; without `dim`, of the flattened input at the flattened indices."""
@@ -245,7 +245,7 @@ def _index_put_(self: Tensor, indices: tuple[Tensor, ...] | list[Tensor], values
 @spec.op("index_put", inplace=_index_put_, vmap=spec.rule("index_put_rule"), nodes=(IndexPutBackward0,),
          sample=spec.Sample(((3, 4), (2, 4), (2,)), lambda L, a, v, w: L.index_put(a, (L.tensor([2, 0]),), v)
                             + a.index_put((L.tensor([1, 1]), L.tensor([0, 0])), w, accumulate=True)
-                            + (a * 1.0).index_put_([L.tensor([[1], [0]]), L.tensor([3, 3])], w, accumulate=True)))
+                            + (a * w[0]).index_put_([L.tensor([[1], [0]]), L.tensor([3, 3])], w, accumulate=True)))
 def index_put(input: Tensor, indices: tuple[Tensor, ...] | list[Tensor], values: Tensor,  # noqa: A002
               accumulate: bool = False) -> Tensor:
     """`input` with `values` (broadcast) written at the elements `indices` (a tuple of integer or boolean
@@ -303,7 +303,7 @@ def _put_(self: Tensor, index: Tensor, source: Tensor, accumulate: bool = False)
 @spec.op("put", inplace=_put_, vmap=spec.rule("put_rule"), nodes=(PutBackward0,),
          sample=spec.Sample(((3, 4), (3,)), lambda L, a, s: L.put(a, L.tensor([0, 11, 5]), s)
                             + a.put(L.tensor([[1, 1, -1]]), s.reshape(1, 3), accumulate=True)
-                            + (a * 1.0).put_(L.tensor([4, 4, 2]), s, accumulate=True)))
+                            + (a * s[0]).put_(L.tensor([4, 4, 2]), s, accumulate=True)))
 def put(input: Tensor, index: Tensor, source: Tensor, accumulate: bool = False) -> Tensor:  # noqa: A002
     """`input`, read as if flattened, with the elements of `source` written at the positions `index` holds
     (negative ones count from the end); with `accumulate`, added there (repeats add up)."""
