@@ -176,8 +176,9 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
     return result(out, node)
 
 
-@spec.op("histc", vmap=spec.rule("per_sample_rule", "histc"), sample=spec.Sample(((3, 4),), lambda L, a: a * L.histc(a.detach(), bins=4)
-                                     + a * L.histc(a.detach(), 4, -0.5, 0.5)))
+@spec.op("histc", vmap=spec.rule("per_sample_rule", "histc"),
+         sample=spec.Sample(((3, 4),), lambda L, a: a * L.histc(a.detach(), bins=4)
+                            + a * L.histc(a.detach(), 4, -0.5, 0.5)))
 def histc(input: Tensor, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """The histogram of `input`'s elements: `bins` equal bins from `min` to `max` (both 0: the elements' own
     least and greatest), elements outside left out; in the input's float dtype."""
