@@ -25,8 +25,12 @@ TRAJECTORIES = ("test_optim.py", "test_optim_lbfgs.py", "test_optim_variants.py"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Tests enumerate the specs (spec.OPS): every family ops/lazy.py defers is loaded first, whichever tests run
+    """Tests enumerate the specs (spec.OPS) and the node kinds: every family ops/lazy.py defers, and the engine's
+    modules loaded at first use (autograd/__init__.py), are loaded first, whichever tests run
     (tests/engine/test_lazy.py checks the cold start, where none is, in child processes)."""
+    import gradcalc.autograd.function  # noqa: F401 - custom functions' node kinds, loaded at first use otherwise
+    import gradcalc.autograd.functional  # noqa: F401
+    import gradcalc.autograd.graph  # noqa: F401
     from gradcalc.autograd.ops import lazy
 
     lazy.load_all()

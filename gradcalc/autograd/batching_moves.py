@@ -311,3 +311,222 @@ def nonzero_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
     raise RuntimeError("vmap: We do not support batching operators that can output dynamic shape. Attempted to vmap "
                        "over aten::nonzero. Please file an issue at https://github.com/pytorch/pytorch/issues if you "
                        "need this feature.")
+
+
+# -- ops/selection.py, ops/scatter_reduce.py -----------------------------------------------------------------
+MASKED_SELECT_MASK = ("vmap: Attempted to vmap over `mask` in torch.masked_select(self, mask) We cannot support this "
+                      "because for each batch this would return a differently shaped Tensor. Please file an issue at "
+                      "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
+def masked_select_rule(args: tuple, dims: tuple) -> tuple[Any, Any]:
+    """masked_select of a batch by one mask: each sample's selected elements, the same positions in every
+    sample (a mask per sample would give samples of different lengths: PyTorch's error)."""
+    (x, mask), (dx, dm) = args, dims
+    if dm is not None:
+        raise RuntimeError(MASKED_SELECT_MASK)
+    x, rank = front(x, dx)
+    sample = tuple(shape_of(x)[1:])
+    shape = np.broadcast_shapes(sample, mask._data.shape)
+    positions = np.flatnonzero(np.broadcast_to(mask._data, shape))
+    size = shape_of(x)[0]
+    x = bind("reshape", bind("expand", pad(x, len(shape)), (size, *shape)), (size, -1))
+    return bind("index_select", x, 1, Tensor._make(positions, False, None)), 0
+
+
+def take_along_dim_rule(args: tuple, dims: tuple, dim: Any = None) -> tuple[Any, Any]:
+    """take_along_dim of a batch: input and indices with the batch dim first, the dim shifted by one; without
+    a dim, each sample flattened."""
+    (x, indices, *rest), (dx, di, *_) = args, dims
+    if rest:
+        dim = rest[0]
+    size = batch_size(args, dims)
+    x, i = materialize(x, dx, size), materialize(indices, di, size)
+    if dim is None:
+        return bind("take_along_dim", bind("reshape", x, (size, -1)), bind("reshape", i, (size, -1)), 1), 0
+    rank = ndim(x) - 1
+    if rank == 0 or ndim(i) - 1 != rank:
+        raise NoRule
+    return bind("take_along_dim", x, i, sample_dim(dim, rank)), 0
+
+
+def index_put_rule(args: tuple, dims: tuple, accumulate: bool = False) -> tuple[Any, Any]:
+    """index_put of a batch by one index: the batch dim moved last, where the index (of the leading dims) does
+    not reach it, and the values' batch dim with it; a batched index runs per sample."""
+    (x, indices, values, *rest), (dx, di, dv, *_) = args, dims
+    if rest:
+        accumulate = rest[0]
+    if any(d is not None for d in (di if isinstance(di, tuple) else (di,))):
+        raise NoRule
+    size = batch_size(args, dims)
+    x = bind("movedim", materialize(x, dx, size), 0, -1)
+    target = np.empty(tuple(shape_of(x)[:-1]), dtype=np.bool_)[tuple(np.asarray(i._data) for i in indices)].shape
+    if dv is not None:
+        values = to_front(values, dv)
+        if ndim(values) - 1 > len(target):
+            raise NoRule
+        values = bind("movedim", pad(values, len(target)), 0, -1)
+    else:
+        values = bind("unsqueeze", values, -1)
+    return bind("index_put", x, tuple(indices), values, accumulate), ndim(x) - 1
+
+
+def put_rule(args: tuple, dims: tuple, accumulate: bool = False) -> tuple[Any, Any]:
+    """put of a batch: each sample's elements, flattened, written (or added) at the (wrapped) positions."""
+    (x, index, source, *rest), (dx, di, ds, *_) = args, dims
+    if rest:
+        accumulate = rest[0]
+    size = batch_size(args, dims)
+    x = materialize(x, dx, size)
+    shape = tuple(shape_of(x)[1:])
+    n = int(np.prod(shape, dtype=np.int64))
+    if di is None:
+        i = Tensor._make(np.asarray(index._data).reshape(1, -1) % max(n, 1), False, None)
+        i = bind("expand", i, (size, i._data.size))
+    else:
+        i = bind("reshape", bind("remainder", to_front(index, di), max(n, 1)), (size, -1))
+    s = bind("reshape", materialize(source, ds, size), (size, -1))
+    out = bind("scatter_add" if accumulate else "scatter", bind("reshape", x, (size, n)), 1, i, s)
+    return bind("reshape", out, (size, *shape)), 0
+
+
+def scatter_reduce_rule(args: tuple, dims: tuple, reduce: Any = None, include_self: bool = True) -> tuple[Any, Any]:
+    """scatter_reduce of a batch: input, index and src with the batch dim first, the dim shifted by one."""
+    (x, dim, index, src, *rest), (dx, _, di, ds, *_) = args, dims
+    if rest:
+        reduce = rest[0]
+    size = batch_size(args, dims)
+    x, i, s = materialize(x, dx, size), materialize(index, di, size), materialize(src, ds, size)
+    rank = ndim(x) - 1
+    if rank == 0 or ndim(i) - 1 != rank or ndim(s) - 1 != rank:
+        raise NoRule
+    return bind("scatter_reduce", x, sample_dim(dim, rank), i, s, reduce, include_self=include_self), 0
+
+
+# -- ops/blocks.py, ops/integrals.py -------------------------------------------------------------------------
+def unflatten_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """unflatten of a batch: the sample's dim, shifted by one, split alike."""
+    (x, *rest), (d, *_) = args, dims
+    dim, sizes = (rest + [params.get("dim"), params.get("sizes")][len(rest):])[:2]
+    x, rank = front(x, d)
+    return bind("unflatten", x, sample_dim(dim, rank), sizes), 0
+
+
+def rot90_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """rot90 of a batch: the same turns in the sample's plane, its dims shifted by one."""
+    (x, *rest), (d, *_) = args, dims
+    k, on = (rest + [params.get("k", 1), params.get("dims", (0, 1))][len(rest):])[:2]
+    x, rank = front(x, d)
+    if rank < 2:
+        raise NoRule
+    return bind("rot90", x, k, dims_arg(tuple(on), rank)), 0
+
+
+def integral_rule(name: str) -> Any:
+    """trapezoid, trapz or cumulative_trapezoid of a batch of samples `y` spaced by a number: along the sample's
+    dim shifted by one (sample points `x` run per sample)."""
+
+    def rule(args: tuple, dims: tuple, dx: Any = None, dim: int = -1) -> tuple[Any, Any]:
+        (y, *rest), (d, *_) = args, dims
+        if rest and rest[0] is not None or d is None:  # sample points: per sample
+            return per_sample_rule(name)(args, dims, dx=dx, dim=dim)
+        y, rank = front(y, d)
+        if rank == 0:
+            raise NoRule
+        return bind(name, y, dx=dx, dim=sample_dim(dim, rank)), 0
+
+    return rule
+
+
+def vander_rule(args: tuple, dims: tuple, N: Any = None, increasing: bool = False) -> tuple[Any, Any]:  # noqa: N803
+    """vander of a batch of vectors: the powers as vander makes them, one matrix per sample."""
+    (x, *rest), (d, *_) = args, dims
+    if rest:
+        N = rest[0]  # noqa: N806
+        increasing = rest[1] if len(rest) > 1 else increasing
+    x, rank = front(x, d)
+    if rank != 1:
+        raise NoRule
+    size, rows = shape_of(x)[0], shape_of(x)[1]
+    N = rows if N is None else N  # noqa: N806 - (each sample's default: its own length)
+    out = bind("reshape", bind("vander", bind("reshape", x, (-1,)), N, increasing), (size, rows, N))
+    return out, 0
+
+
+# -- ops/counting.py -----------------------------------------------------------------------------------------
+def dynamic_shape_rule(aten: str) -> Any:
+    """unique and unique_consecutive: each sample's result has its own length, which PyTorch's vmap refuses."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic shape. Attempted to "
+                           f"vmap over aten::{aten}. Please file an issue at https://github.com/pytorch/pytorch/issues "
+                           "if you need this feature.")
+
+    return rule
+
+
+def bincount_rule(args: tuple, dims: tuple, weights: Any = None, minlength: int = 0) -> tuple[Any, Any]:
+    """bincount of a batch of vectors: as many bins for every sample as the batch needs (PyTorch's vmap), each
+    sample's values counted in its own block of one bincount."""
+    (x, *rest), (d, *drest) = args, dims
+    dw = None
+    if rest:
+        weights, dw = rest[0], drest[0]
+        minlength = rest[1] if len(rest) > 1 else minlength
+    if d is None:  # the weights batched: one length for all, sample by sample
+        return per_sample_rule("bincount")(args, dims, **({} if rest else {"weights": weights}),
+                                           **({} if len(rest) > 1 else {"minlength": minlength}))
+    x = to_front(x, d)
+    if type(x) is not Tensor or x._data.ndim != 2:  # a batch of an outer level, or not vectors: one at a time
+        raise NoRule
+    data = x._data
+    size = data.shape[0]
+    if data.size and data.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    bins = max(int(minlength), int(data.max()) + 1 if data.size else 0)
+    offsets = (np.arange(size, dtype=np.int64) * bins)[:, None]
+    flat = Tensor._make((data.astype(np.int64) + offsets).reshape(-1), False, None)
+    if weights is not None:
+        weights = bind("reshape", materialize(weights, dw, size), (-1,))
+    out = bind("bincount", flat, weights, size * bins)
+    return bind("reshape", out, (size, bins)), 0
+
+
+def bucketize_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """bucketize of a batch by one set of boundaries: elementwise, the batch dim where it was."""
+    (x, boundaries), (dx, db) = args, dims
+    if db is not None:
+        raise NoRule
+    return bind("bucketize", x, boundaries, **params), dx
+
+
+def searchsorted_rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+    """searchsorted of a batch of values in one vector: elementwise, the batch dim where it was."""
+    (seq, values), (ds, dv) = args, dims
+    if ds is not None or ndim(seq) != 1 or params.get("sorter") is not None:
+        return per_sample_rule("searchsorted")(args, dims, **params)
+    return bind("searchsorted", seq, values, **params), dv
+
+
+def per_sample_rule(name: str) -> Any:
+    """An operation whose batched form is no other operation (block_diag, cartesian_prod, histc, trapezoid at
+    sample points, searchsorted in batched sequences): the operation on each sample (selected at its batch dim),
+    the results stacked, at any level and differentiably; PyTorch has rules, or a loop, for these."""
+
+    def rule(args: tuple, dims: tuple, **params: Any) -> tuple[Any, Any]:
+        size = batch_size(args, dims)
+
+        def sample(a: Any, d: Any, i: int) -> Any:
+            if d is None:
+                return a
+            if isinstance(d, tuple):
+                return type(a)(sample(x, dd, i) for x, dd in zip(a, d, strict=True))
+            return bind("select", a, d, i)
+
+        outs = [bind(name, *[sample(a, d, i) for a, d in zip(args, dims, strict=True)], **params)
+                for i in range(size)]
+        if isinstance(outs[0], (tuple, list)):
+            return tuple(bind("stack", list(col)) for col in zip(*outs, strict=True)), (0,) * len(outs[0])
+        return bind("stack", outs), 0
+
+    return rule

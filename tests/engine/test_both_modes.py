@@ -223,6 +223,41 @@ def _moving_recipes() -> dict[str, list[Case]]:
         "cumprod": products, "cumprod_": [C((2, 3), args=(0,), inplace=True), C(ZEROS, args=(1,), inplace=True)],
         "diff": [C((2, 4)), C((2, 4), args=(2, 0)), C((3,), (2,), call=lambda f, x, p: f(x, prepend=p, append=p))],
         "topk": [C((3, 4), args=(2,)), C((3, 4), args=(2, 0, False)), C((), args=(1,))],
+        **_selection_recipes(),
+    }
+
+
+def _selection_recipes() -> dict[str, list[Case]]:
+    """ops/selection.py, scatter_reduce.py, blocks.py and integrals.py."""
+    reduce_index = _index([0, 3, 0], [2, 2, 1])
+    reduces = [C((3, 4), (2, 3), call=lambda f, x, s, r=r, i=i: f(x, 1, reduce_index, s, r, include_self=i))
+               for r in ("sum", "prod", "mean", "amax", "amin") for i in (True, False)]
+    reduces.append(C(ZEROS, (1, 3), call=lambda f, x, s: f(x, 0, _index([1, 0, 1]), s, "prod")))
+    return {
+        "masked_select": [C((2, 3), call=lambda f, x: f(x, x > 0.5)),
+                          C((3,), call=lambda f, x: f(x, gradcalc.tensor([[True, False, True], [False, True, True]])))],
+        "take_along_dim": [C((3, 4), call=lambda f, x: f(x, _index([0, 3], [2, 2], [1, 0]), 1)),
+                           C((3, 4), call=lambda f, x: f(x, _index([2, 0, 0, 1]), dim=-2)),
+                           C((3, 4), call=lambda f, x: f(x, _index(11, 0, 0)))],
+        "index_put": [C((3, 4), (2, 4), call=lambda f, x, v: f(x, (_index(2, 0),), v)),
+                      C((3, 4), (2,), call=lambda f, x, v: f(x, (_index(1, 1), _index(0, 0)), v, accumulate=True)),
+                      C((3, 4), (), call=lambda f, x, v: f(x, (x > 0.5,), v))],
+        "index_put_": [C((3, 4), (2,), call=lambda f, x, v: f(x, (_index(1, 1), _index(3, 3)), v, True),
+                         inplace=True)],
+        "put": [C((3, 4), (3,), call=lambda f, x, s: f(x, _index(0, 11, 5), s)),
+                C((3, 4), (3,), call=lambda f, x, s: f(x, _index(1, 1, -1), s, accumulate=True))],
+        "put_": [C((3, 4), (3,), call=lambda f, x, s: f(x, _index(4, 4, 2), s, accumulate=True), inplace=True)],
+        "scatter_reduce": reduces,
+        "scatter_reduce_": [C((3, 4), (2, 3), call=lambda f, x, s: f(x, 1, reduce_index, s, "amax"), inplace=True)],
+        "unflatten": [C((3, 4), args=(1, (2, 2))), C((4,), args=(0, (-1, 2)))],
+        "rot90": [C((3, 4)), C((2, 3, 4), args=(-1, (2, 0))), C((3, 4), args=(2, (1, 0)))],
+        "block_diag": [C((2, 3), (3,), (), call=lambda f, a, b, c: f(a, b, c))],
+        "cartesian_prod": [C((3,), (2,), call=lambda f, a, b: f(a, b)), C((3,), call=lambda f, a: f(a))],
+        "vander": [C((3,)), C((3,), args=(4, True))],
+        "trapezoid": [C((3, 4)), C((3, 4), (4,), call=lambda f, y, x: f(y, x)), C((3, 4), dx=0.5, dim=0)],
+        "trapz": [C((3, 4)), C((3, 4), (3, 1), call=lambda f, y, x: f(y, x, dim=0))],
+        "cumulative_trapezoid": [C((3, 4)), C((3, 4), (4,), call=lambda f, y, x: f(y, x)),
+                                 C((3, 4), dx=2.0, dim=0)],
     }
 
 
@@ -416,6 +451,7 @@ NOT_DIFFERENTIABLE = {
     "__and__", "__or__", "__invert__", "all", "any", "detach", "detach_", "allclose", "equal", "device",
     "is_cpu", "is_cuda", "is_meta", "__deepcopy__", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
     "argsort", "nonzero", "signbit", "count_nonzero",
+    "unique", "unique_consecutive", "bincount", "histc", "bucketize", "searchsorted",
     # random draws (test_random.py): the factories make leaves, the fills write constants as copy_ does
     "bool", "long", "int", "half", "element_size", "is_floating_point", "ndimension", "nelement", "numel",
     "empty_like", "logspace",
@@ -435,6 +471,9 @@ NOT_MADE_BY_OPERATIONS = {
     "function.DelayedError": "once_differentiable's error node (test_function.py)",
     "arithmetic.NotImplemented_": "`//` on tensors records a node whose backward is an error, as PyTorch's",
     "products.CdistBackwardBackward0": "cdist's gradient's node: its backward is PyTorch's error",
+    **{f"counting.{n}": "unique's values: a node whose backward is PyTorch's error (test_ops_counting.py)"
+       for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
+    "scatter_reduce.ScatterReduceDoubleBackwardError": "PyTorch's Error node (test_ops_selection.py)",
     "classification.NllLoss2DBackward0": NN_FUNCTIONAL,
     "classification.NllLoss2DBackwardBackward0": NN_FUNCTIONAL,
     "losses.BinaryCrossEntropyBackward0": NN_FUNCTIONAL,

@@ -40,7 +40,10 @@ ENGINE_NODES = {
 }
 # The nodes without a forward rule, and why (a decision each: a new one must be added here)
 NO_FORWARD_RULE = {
-    "arithmetic.NotImplemented_": "floor_divide has no derivative",
+    "arithmetic.NotImplemented_": "floor_divide and scatter with reduce= have no derivative",
+    "scatter_reduce.ScatterReduceDoubleBackwardError": "PyTorch's Error node",
+    **{f"counting.{n}": "PyTorch has no derivative of unique's values"
+       for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
     "inplace.CopySlices": "a write through a view",
     "inplace.AsStridedBackward0": "a write through a view",
     "products.CdistBackward0": "_cdist_forward has no forward rule in PyTorch",
@@ -50,6 +53,7 @@ NO_FORWARD_RULE = {
 NO_TANGENT = {"cdist": "_cdist_forward"}
 # The nodes whose forward rule is the double-vjp, named in their spec where it is right
 DOUBLE_VJP = {"reductions.ProdOthersBackward", "losses.BinaryCrossEntropyBackwardBackward0",
+              "scatter_reduce.ScatterReduceBackward0",  # its gradient's transpose (PyTorch's rule is wrong for prod)
               # the three-output create_graph nodes of the normalizations: their own formulas' transpose
               "batch_norm.NativeBatchNormBackwardBackward0", "normalization.NativeLayerNormBackwardBackward0"}
 # Nodes no sample reaches: the in-place ones are checked against PyTorch by IN_PLACE below; and why not the others
@@ -60,6 +64,11 @@ NOT_SAMPLED = {
     "activations.LeakyReluBackward1", "activations.EluBackward1",
 }
 UNCHECKED = {
+    "scatter_reduce.ScatterReduceDoubleBackwardError": "PyTorch's Error node of a 'prod' gradient where two zeros "
+    "meet, which has no derivative (tests/engine/test_ops_selection.py checks it against PyTorch's)",
+    **{f"counting.{n}": "unique's values, which PyTorch records without a derivative: no sample's backward can "
+       "pass through them (tests/engine/test_ops_counting.py checks their names and errors against PyTorch's)"
+       for n in ("Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
     "reductions.ProdOthersBackward": "gradcalc's own node for the create_graph gradient of a product over zeros, "
     "which PyTorch computes otherwise (its values: test_ops_reductions.py)",
 }
@@ -80,6 +89,8 @@ DIFFERENT_IN = {
     ("fmod", "MulBackward0", "self"): "the divisor's gradient -grad * trunc(self / other): as remainder's",
     ("diff", "SliceBackwardBackward0", "start"): "the two slices' gradients are added in the other order",
     ("diff", "SliceBackwardBackward0", "end"): "the two slices' gradients are added in the other order",
+    **{(name, "SliceBackwardBackward0", saved): "the sample points' gradient: the two slices' (x[1:] - x[:-1]) are "
+       "added in the other order" for name in ("trapezoid", "cumulative_trapezoid") for saved in ("start", "end")},
     ("masked_fill", "SumBackward0", "self_sym_sizes"): "the value's gradient: gradcalc sums the gradient with the "
     "places the mask does not hold zeroed (the input's shape), PyTorch the masked_select of it (one dim)",
 }
@@ -116,6 +127,19 @@ DIVERGE: dict[tuple[str, int], set[tuple[str, str]]] = {
     ("topk", 1): {("IndexPutImplBackward0", "ScatterBackward0")},
     ("take", 1): {("IndexPutImplBackward0", "PutBackward0")},
     ("masked_fill", 2): {("MaskedFillBackward0", "MaskedSelectBackward0")},  # see DIFFERENT_IN
+    ("masked_select", 1): {("IndexPutImplBackward0", "MaskedScatterBackward0")},
+    # the gradients of cartesian_prod's columns reach the vectors through meshgrid's views (see meshgrid's)
+    ("cartesian_prod", 1): {("ViewBackward0", "SliceBackwardBackward0"), ("SliceBackwardBackward0", "ViewBackward0"),
+                            ("ViewBackward0", "ReshapeAliasBackward0")},
+    ("cartesian_prod", 2): {("ViewBackward0", "ReshapeAliasBackward0")},
+    # trapezoid's gradient of y: the sum's and the two ends' parts are added in the other order
+    ("trapezoid", 1): {("ExpandBackward0", "SelectBackwardBackward0"), ("SelectBackwardBackward0", "ExpandBackward0")},
+    ("trapz", 1): {("ExpandBackward0", "SelectBackwardBackward0"), ("SelectBackwardBackward0", "ExpandBackward0")},
+    # the sample points' gradient: the two slices' parts added in the other order (see DIFFERENT_IN)
+    ("trapezoid", 2): {("SumBackward1", "NegBackward0"), ("NegBackward0", "SumBackward1")},
+    ("cumulative_trapezoid", 2): {("SumBackward1", "NegBackward0"), ("NegBackward0", "SumBackward1")},
+    # a number's 1 x 1 block of block_diag's gradient: PyTorch's engine squeezes it, gradcalc's formula slices first
+    ("block_diag", 2): {("SliceBackward0", "SqueezeBackward1")},
     # cumprod's gradient where the input holds a zero: gradcalc's products without each element, PyTorch's in-place
     # copies into slices
     ("cumprod", 1): {("PermuteBackward0", "CopySlices")},

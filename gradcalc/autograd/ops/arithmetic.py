@@ -15,6 +15,7 @@ import numpy as np
 from .. import saved as SV
 from .. import spec
 from ..node import NOTHING, Node, SavedOutput
+from ..reasons import worded
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
 from .binary import (
@@ -506,11 +507,12 @@ _pow = spec.raw_of(pow)  # as _mul
 # -- floor division and remainder ----------------------------------------------------------------------
 @spec.node(
     formula={"self": "not differentiable", "other": "not differentiable"},
-    no_jvp="floor_divide has no derivative (PyTorch records it as NotImplemented): its tangent is an error, as its "
-    "gradient is",
+    no_jvp="floor_divide and scatter with reduce= have no derivative (PyTorch records them as NotImplemented): a "
+    "tangent through them is an error, as a gradient is",
 )
 class NotImplemented_(Node):
-    """PyTorch records `//` but has no derivative for it: backward through it is an error."""
+    """PyTorch records `//` (and scatter with reduce=) but has no derivative for it: backward through it is an
+    error."""
 
     __slots__ = ("op",)
 
@@ -519,7 +521,8 @@ class NotImplemented_(Node):
         return "NotImplemented"
 
     def apply(self, g: Tensor) -> tuple:
-        raise RuntimeError(f"'{self.op}' has no derivative: compute it on .detach()ed values")
+        raise worded(f"derivative for aten::{self.op} is not implemented",
+                     f"'{self.op}' has no derivative: compute it on .detach()ed values")
 
 
 @spec.op("floor_divide", nodes=(NotImplemented_,), vmap=spec.rule("pointwise_binary", "floor_divide"))

@@ -25,6 +25,7 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
+    "selection", "scatter_reduce", "blocks", "integrals", "counting",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -128,6 +129,26 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'quantiles': (
         ('nanquantile', 'quantile'),
         ('nanquantile', 'quantile'),
+    ),
+    'selection': (
+        ('index_put', 'masked_select', 'put', 'take_along_dim'),
+        ('index_put', 'index_put_', 'masked_select', 'put', 'put_', 'take_along_dim'),
+    ),
+    'scatter_reduce': (
+        ('scatter_reduce',),
+        ('scatter_reduce', 'scatter_reduce_'),
+    ),
+    'blocks': (
+        ('block_diag', 'cartesian_prod', 'rot90', 'unflatten', 'vander'),
+        ('rot90', 'unflatten'),
+    ),
+    'integrals': (
+        ('cumulative_trapezoid', 'trapezoid', 'trapz'),
+        (),
+    ),
+    'counting': (
+        ('bincount', 'bucketize', 'histc', 'searchsorted', 'unique', 'unique_consecutive'),
+        ('bincount', 'histc', 'unique', 'unique_consecutive'),
     ),
 }
 

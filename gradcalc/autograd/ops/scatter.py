@@ -10,6 +10,7 @@ tensor cannot move a saved gradient.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,7 @@ from .. import spec
 from ..node import Node
 from ..reasons import worded
 from ..tensor import Tensor
+from . import arithmetic as A
 from . import elementwise as E
 from . import indexing as I
 from . import inplace as IP
@@ -242,14 +244,17 @@ class ScatterBackward1(Node):
          sample=spec.Sample(((3, 4), (2, 3)), lambda L, a, s: L.scatter(a, 1, L.tensor([[0, 3, 1], [2, 0, 1]]), s)
                             + a.scatter(0, L.tensor([[2, 0, 1]]), 1.5)
                             + (a * 1.0).scatter_(1, L.tensor([[1]]), s[:1, :1])))
-def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None) -> Tensor:  # noqa: A002
+def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: Any = None,  # noqa: A002
+            reduce: str | None = None) -> Tensor:
     """`input` with the values of `src` (a tensor) or `value` (a number) written at the positions `index`
     holds along `dim`: out[i][index[i][j]] = src[i][j] for dim 1 (where an index repeats, one of the writes
-    is kept)."""
+    is kept); `reduce` 'add' or 'multiply' combines them with what is there instead (no derivative)."""
     if src is None and value is None:
         raise TypeError("scatter() missing required argument 'src' (or 'value')")
     if src is not None and value is not None:
         raise TypeError("scatter() takes either src or value, not both")
+    if reduce is not None:
+        return _scatter_reduced(input, dim, index, value if src is None else src, reduce)
     if src is None or not isinstance(src, Tensor) or src._data.ndim == 0:
         number = value if src is None else src  # a 0-d tensor is read as the number it holds, as PyTorch does
         number = number._data[()] if isinstance(number, Tensor) else number
@@ -267,6 +272,34 @@ def scatter(input: Tensor, dim: int, index: Tensor, src: Any = None, *, value: A
             node.src_shape = srcd.shape
     if node is not None:
         node.dim, node.given, node.index = axis, int(dim), idx
+    return result(out, node)
+
+
+_REDUCED = {"add": np.add, "multiply": np.multiply}
+_DEPRECATED_REDUCE = ("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in a "
+                      "future PyTorch release. Use torch.scatter_reduce instead for more reduction options.")
+
+
+def _scatter_reduced(x: Tensor, dim: int, index: Tensor, src: Any, reduce: str) -> Tensor:
+    """scatter with reduce= 'add' or 'multiply': PyTorch records it as NotImplemented (no derivative)."""
+    if reduce not in _REDUCED:
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor) and src._data.ndim:
+        warnings.warn(_DEPRECATED_REDUCE, UserWarning, stacklevel=3)
+        srcd = _src_array("scatter", x, src)
+        axis, idx, _ = _prepare("scatter", x, dim, index, srcd)
+        values: Any = srcd.reshape(srcd.shape or (1,))[tuple(slice(0, n) for n in (idx.shape or (1,)))]
+        node = record(A.NotImplemented_, x, src)
+    else:
+        number = src._data[()] if isinstance(src, Tensor) else src
+        axis, idx, _ = _prepare("scatter", x, dim, index)
+        values = number
+        node = record(A.NotImplemented_, x)
+    out = x._data.copy()
+    view = out.reshape(out.shape or (1,))
+    _REDUCED[reduce].at(view, _places(idx.reshape(idx.shape or (1,)), axis), np.asarray(values).astype(out.dtype))
+    if node is not None:
+        node.op = "scatter"
     return result(out, node)
 
 
