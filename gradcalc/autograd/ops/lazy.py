@@ -25,7 +25,7 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
-    "selection", "scatter_reduce", "blocks", "integrals", "counting",
+    "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -107,9 +107,8 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
     ),
     'products': (
-        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cdist', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'tensordot',
-         'vdot'),
-        ('addbmm', 'addmv', 'addr', 'baddbmm', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'vdot'),
+        ('cdist', 'cross', 'dist', 'inner', 'kron', 'matrix_power', 'tensordot', 'vdot'),
+        ('cross', 'dist', 'inner', 'kron', 'matrix_power', 'vdot'),
     ),
     'decompositions': (
         ('logdet', 'slogdet'),
@@ -149,6 +148,10 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'counting': (
         ('bincount', 'bucketize', 'histc', 'searchsorted', 'unique', 'unique_consecutive'),
         ('bincount', 'histc', 'unique', 'unique_consecutive'),
+    ),
+    'scaled_products': (
+        ('addbmm', 'addmv', 'addr', 'baddbmm'),
+        ('addbmm', 'addmv', 'addr', 'baddbmm'),
     ),
 }
 
