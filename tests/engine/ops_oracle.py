@@ -132,6 +132,21 @@ def same_outcome(scenario: Callable[[Any], Any]) -> None:
         assert_same(expected[1], actual[1], "value")
 
 
+def both_raise(make: Callable[[Any], Any]) -> tuple[BaseException, BaseException]:
+    """Run `make` on PyTorch and on gradcalc (warnings silenced): both must raise, an exception of the very same
+    type. Returns (PyTorch's, gradcalc's), for the caller to compare their texts."""
+    errors = []
+    for lib in (torch, gradcalc):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(Exception) as info:  # noqa: PT011 - the type is compared below
+                make(lib)
+        errors.append(info.value)
+    theirs, ours = errors
+    assert type(ours) is type(theirs), (ours, theirs)
+    return theirs, ours
+
+
 def same_error(scenario: Callable[[Any], Any], same_text: bool) -> None:
     """`same_outcome` for a scenario that fails; with `same_text`, gradcalc's message also begins with PyTorch's
     (its first line is PyTorch's text)."""
