@@ -160,6 +160,23 @@ def same_error(scenario: Callable[[Any], Any], same_text: bool) -> None:
         assert texts[1] == texts[0]
 
 
+def jvp_values(lib: Any, f: Callable[..., Any], xs: list[np.ndarray], ts: list[np.ndarray]) -> list[np.ndarray]:
+    """`lib.func.jvp(f, xs, ts)` on tensors made from the arrays: [output, tangent] as arrays."""
+    out, tangent = lib.func.jvp(f, tuple(lib.tensor(x) for x in xs), tuple(lib.tensor(t) for t in ts))
+    return [np.asarray(out.detach().numpy()), np.asarray(tangent.detach().numpy())]
+
+
+def same_jvp(make: Callable[[Any], Callable[..., Any]], shapes: list[tuple[int, ...]], atol: float) -> None:
+    """The function `make(lib)` has the same output and tangent in both libraries (rtol 1e-12, `atol`), at seeded
+    random primals and tangents of the given shapes."""
+    rng = np.random.default_rng(7)
+    xs = [rng.standard_normal(s) for s in shapes]
+    ts = [rng.standard_normal(s) for s in shapes]
+    for ours, theirs in zip(jvp_values(gradcalc, make(gradcalc), xs, ts), jvp_values(torch, make(torch), xs, ts),
+                            strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=atol)
+
+
 def arrays_for(*shapes: tuple[int, ...], seed: int = 0) -> list[np.ndarray]:
     """Random float64 arrays of the given shapes."""
     rng = np.random.default_rng(seed)

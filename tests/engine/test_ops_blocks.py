@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from tests.engine.ops_oracle import check, same_error, same_outcome
+from tests.engine.ops_oracle import check, same_error, same_jvp, same_outcome
 from tests.precision import assert_float32_close
 
 torch = pytest.importorskip("torch")
@@ -129,11 +129,6 @@ def test_vander_gradient() -> None:
 
 
 # -- forward mode ----------------------------------------------------------------------------------------------
-def _jvp(lib: Any, f: Callable, xs: list[np.ndarray], ts: list[np.ndarray]) -> list[np.ndarray]:
-    out, tangent = lib.func.jvp(f, tuple(lib.tensor(x) for x in xs), tuple(lib.tensor(t) for t in ts))
-    return [np.asarray(out.detach().numpy()), np.asarray(tangent.detach().numpy())]
-
-
 JVP = {
     "unflatten": (lambda L: lambda x: L.unflatten(x.sin(), 1, (3, 2)), [(2, 6)]),
     "rot90": (lambda L: lambda x: L.rot90(x.exp(), -1, (2, 0)), [(2, 3, 4)]),
@@ -150,12 +145,7 @@ JVP = {
 
 @pytest.mark.parametrize("name", sorted(JVP))
 def test_forward_mode(name: str) -> None:
-    make, shapes = JVP[name]
-    rng = np.random.default_rng(7)
-    xs = [rng.standard_normal(s) for s in shapes]
-    ts = [rng.standard_normal(s) for s in shapes]
-    for ours, theirs in zip(_jvp(gc, make(gc), xs, ts), _jvp(torch, make(torch), xs, ts), strict=True):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-13)
+    same_jvp(*JVP[name], atol=1e-13)
 
 
 # -- vmap ------------------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from tests.engine.ops_oracle import check, same_error, same_outcome
+from tests.engine.ops_oracle import check, jvp_values, same_error, same_outcome
 from tests.precision import assert_float32_close
 
 torch = pytest.importorskip("torch")
@@ -164,11 +164,6 @@ def test_meshgrid_without_indexing_warns_as_pytorch() -> None:
         assert tuple(grids[0].shape) == (2, 3)
 
 
-def _jvp(lib: Any, f: Callable, xs: list[np.ndarray], ts: list[np.ndarray]) -> list[np.ndarray]:
-    out, tangent = lib.func.jvp(f, tuple(lib.tensor(x) for x in xs), tuple(lib.tensor(t) for t in ts))
-    return [np.asarray(out.detach().numpy()), np.asarray(tangent.detach().numpy())]
-
-
 JVP = {
     "flip": lambda L: lambda x: L.flip(x.sin(), (0, -1)),
     "roll": lambda L: lambda x: L.roll(x * x, (1, -2), (0, 1)),
@@ -195,7 +190,7 @@ def test_forward_mode(name: str) -> None:
     xs, ts = [rng.standard_normal((2, 3))], [rng.standard_normal((2, 3))]
     if name == "cumprod zeros":
         xs[0][0, 1] = 0.0  # a zero kept as it is (above 0.5 is made zero too)
-    ours, theirs = _jvp(gc, JVP[name](gc), xs, ts), _jvp(torch, JVP[name](torch), xs, ts)
+    ours, theirs = jvp_values(gc, JVP[name](gc), xs, ts), jvp_values(torch, JVP[name](torch), xs, ts)
     for o, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(o, t, rtol=1e-12, atol=1e-14)
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from tests.engine.ops_oracle import check, same_error, same_outcome
+from tests.engine.ops_oracle import check, same_error, same_jvp, same_outcome
 from tests.precision import assert_float32_close
 
 torch = pytest.importorskip("torch")
@@ -103,11 +103,6 @@ def test_masked_fill(seed: int) -> None:
         check(lambda L, x, v: (x * 1.0).masked_fill_(L.tensor(mask), v.exp()), data, seed=seed, grad_names=False)
 
 
-def _jvp(lib: Any, f: Callable, xs: list[np.ndarray], ts: list[np.ndarray]) -> list[np.ndarray]:
-    out, tangent = lib.func.jvp(f, tuple(lib.tensor(x) for x in xs), tuple(lib.tensor(t) for t in ts))
-    return [np.asarray(out.detach().numpy()), np.asarray(tangent.detach().numpy())]
-
-
 JVP = {
     "gather": (lambda L: lambda x: L.gather(x.sin(), 1, L.tensor([[0, 2, 2], [1, 0, 1]])), [(3, 3)]),
     "scatter_add": (lambda L: lambda x, s: L.scatter_add(x, 0, L.tensor([[1, 1, 0]]), s * s), [(2, 3), (1, 3)]),
@@ -122,12 +117,7 @@ JVP = {
 
 @pytest.mark.parametrize("name", sorted(JVP))
 def test_forward_mode(name: str) -> None:
-    make, shapes = JVP[name]
-    rng = np.random.default_rng(7)
-    xs = [rng.standard_normal(s) for s in shapes]
-    ts = [rng.standard_normal(s) for s in shapes]
-    for ours, theirs in zip(_jvp(gc, make(gc), xs, ts), _jvp(torch, make(torch), xs, ts), strict=True):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    same_jvp(*JVP[name], atol=1e-14)
 
 
 def test_float32() -> None:

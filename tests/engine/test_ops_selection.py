@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from tests.engine.ops_oracle import check, same_error, same_outcome
+from tests.engine.ops_oracle import check, jvp_values, same_error, same_jvp, same_outcome
 from tests.precision import assert_float32_close
 
 torch = pytest.importorskip("torch")
@@ -187,11 +187,6 @@ def test_in_place_forms_bump_the_version_and_record_pytorchs_nodes() -> None:
 
 
 # -- forward mode ----------------------------------------------------------------------------------------------
-def _jvp(lib: Any, f: Callable, xs: list[np.ndarray], ts: list[np.ndarray]) -> list[np.ndarray]:
-    out, tangent = lib.func.jvp(f, tuple(lib.tensor(x) for x in xs), tuple(lib.tensor(t) for t in ts))
-    return [np.asarray(out.detach().numpy()), np.asarray(tangent.detach().numpy())]
-
-
 def _reduce_jvp(reduce: str, include_self: bool) -> Callable:
     return lambda L: lambda x, s: L.scatter_reduce(x.sin(), 1, _t(L, [[0, 2, 0], [1, 1, 1]]), s * 1.5, reduce,
                                                    include_self=include_self)
@@ -217,12 +212,7 @@ JVP = {
 
 @pytest.mark.parametrize("name", sorted(JVP))
 def test_forward_mode(name: str) -> None:
-    make, shapes = JVP[name]
-    rng = np.random.default_rng(7)
-    xs = [rng.standard_normal(s) for s in shapes]
-    ts = [rng.standard_normal(s) for s in shapes]
-    for ours, theirs in zip(_jvp(gc, make(gc), xs, ts), _jvp(torch, make(torch), xs, ts), strict=True):
-        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    same_jvp(*JVP[name], atol=1e-14)
 
 
 @pytest.mark.parametrize("include_self", [True, False])
@@ -237,7 +227,7 @@ def test_scatter_reduce_prod_tangent_is_its_gradients_transpose(include_self: bo
     def f(L: Any, a: Any, b: Any) -> Any:
         return a.scatter_reduce(1, _t(L, idx), b, "prod", include_self=include_self)
 
-    _, ours = _jvp(gc, lambda a, b: f(gc, a, b), [x, s], [tx, ts])
+    _, ours = jvp_values(gc, lambda a, b: f(gc, a, b), [x, s], [tx, ts])
     # J t, row by row, from PyTorch's gradient: <e_k, J t> = <J^T e_k, t>
     a, b = torch.tensor(x, requires_grad=True), torch.tensor(s, requires_grad=True)
     out = f(torch, a, b)
