@@ -31,7 +31,7 @@ try:
     from .autograd.ops.creation import PYTHON_ONLY as _CREATION
     from .autograd.ops.lazy import Deferred as _Deferred
     from .autograd.ops.random import PYTHON_ONLY as _RANDOM
-    from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
+    from .autograd.ops.return_types import return_types  # noqa: F401 - PyTorch's name
     from .autograd.printing import get_printoptions, printoptions, set_printoptions
     from .autograd.tensor import DType, Size, Tensor
 finally:

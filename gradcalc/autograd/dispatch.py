@@ -108,12 +108,9 @@ def _wrap(out: Any, dim: Any, level: int) -> Any:
 
 
 def _rebuilt(like: Any, items: list) -> Any:
-    """`items` in a sequence of `like`'s type (a named tuple such as max's values and indices takes them one by
-    one)."""
-    kind = type(like)
-    if kind is tuple or kind is list:
-        return kind(items)
-    return kind(*items)
+    """`items` in a sequence of `like`'s type: a tuple, a list, or a named tuple such as max's values and indices
+    (ops/return_types.py), which takes one sequence as PyTorch's do."""
+    return type(like)(items)
 
 
 def _tensor_keywords(kwargs: dict) -> bool:

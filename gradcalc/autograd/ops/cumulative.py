@@ -28,8 +28,9 @@ from .arithmetic import div, mul, sub
 from .core import needs, record, result
 from .elementwise import where
 from .rearrange import flip
-from .reductions import _ValuesIndices, amax, return_types
+from .reductions import amax
 from .reorder import movedim
+from .return_types import named_tuple
 from .scatter import gather, scatter_add
 from .sums import _np_dtype, expand
 from .sums import sum as sum_dims
@@ -216,10 +217,7 @@ def logcumsumexp(input: Tensor, dim: int) -> Tensor:  # noqa: A002
 
 
 # -- cummax, cummin ----------------------------------------------------------------------------------------------
-return_types.cummax = type("cummax", (_ValuesIndices,), {"__slots__": (), "_name": "cummax",  # type: ignore[attr-defined]
-                                                         "__qualname__": "return_types.cummax"})
-return_types.cummin = type("cummin", (_ValuesIndices,), {"__slots__": (), "_name": "cummin",  # type: ignore[attr-defined]
-                                                         "__qualname__": "return_types.cummin"})
+_CUMMAX, _CUMMIN = named_tuple("cummax", ("values", "indices")), named_tuple("cummin", ("values", "indices"))
 
 
 @spec.base
@@ -264,8 +262,7 @@ class CumminBackward0(_RunningExtremeNode):
 def _running_extreme(name: str, x: Tensor, dim: Any) -> Any:
     d = x._data
     axis = S.dim_index(dim, d.ndim)
-    cls, pair = (CummaxBackward0, return_types.cummax) if name == "cummax" else (  # type: ignore[attr-defined]
-        CumminBackward0, return_types.cummin)  # type: ignore[attr-defined]
+    cls, pair = (CummaxBackward0, _CUMMAX) if name == "cummax" else (CumminBackward0, _CUMMIN)
     if not d.ndim or not d.size:
         values, idx = d.copy(), np.zeros(d.shape, np.int64)
     else:
@@ -282,7 +279,7 @@ def _running_extreme(name: str, x: Tensor, dim: Any) -> Any:
     if node is not None:
         node.axis, node.given, node.indices = axis, int(dim), idx
         node.save(x)
-    return pair(result(np.asarray(values), node), Tensor._make(idx, False, None))
+    return pair((result(np.asarray(values), node), Tensor._make(idx, False, None)))
 
 
 @spec.op("cummax", nodes=(CummaxBackward0,), vmap=spec.rule("cumulative_rule", "cummax"),

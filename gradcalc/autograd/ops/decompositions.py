@@ -25,46 +25,12 @@ from .einsum import diagonal, diagonal_backward
 from .elementwise import where
 from .inverses import LinAlgError, _square, lu_factor
 from .linalg import matmul
-from .reductions import _ValuesIndices
+from .return_types import named_tuple
 from .sums import expand, sum_to
 from .sums import sum as tsum
 
-
-def _named(name: str, fields: tuple[str, str]) -> type:
-    """PyTorch's `torch.return_types.<name>`: a pair with named fields."""
-
-    def get(i: int) -> property:
-        return property(lambda self: self[i])
-
-    def rep(self: tuple) -> str:
-        return f"torch.return_types.{name}(\n{fields[0]}={self[0]!r},\n{fields[1]}={self[1]!r})"
-
-    return type(name, (_ValuesIndices,), {"__slots__": (), "_name": name, "__qualname__": f"return_types.{name}",
-                                          fields[0]: get(0), fields[1]: get(1), "__repr__": rep,
-                                          "__match_args__": tuple(fields)})
-
-
-class _Triple(tuple):
-    """PyTorch's `torch.return_types.linalg_svd`: (U, S, Vh) with named fields."""
-
-    __slots__ = ()
-
-    __match_args__ = ("U", "S", "Vh")
-    U = property(lambda self: self[0])
-    S = property(lambda self: self[1])
-    Vh = property(lambda self: self[2])
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.linalg_svd(\nU={self[0]!r},\nS={self[1]!r},\nVh={self[2]!r})"
-
-    def __reduce__(self) -> tuple:
-        return (type(self), (tuple(self),))
-
-
-_Triple.__name__ = _Triple.__qualname__ = "linalg_svd"
-linalg_slogdet_type = _named("linalg_slogdet", ("sign", "logabsdet"))
-slogdet_type = _named("slogdet", ("sign", "logabsdet"))
-linalg_eigh_type = _named("linalg_eigh", ("eigenvalues", "eigenvectors"))
+_LINALG_SLOGDET = named_tuple("linalg_slogdet", ("sign", "logabsdet"))
+_SLOGDET = named_tuple("slogdet", ("sign", "logabsdet"))
 
 
 def _const(a: np.ndarray) -> Tensor:
@@ -244,7 +210,7 @@ def _slogdet(A: Tensor, name: str, kind: type) -> tuple:  # noqa: N803
         l_._output_nr = 1
         node.lu, node.pivots = lu, pivots
         node.save(A, SavedOutput(s))
-    return kind(s, l_)
+    return kind((s, l_))
 
 
 def _pair_rule(name: str) -> Any:
@@ -263,14 +229,14 @@ def _pair_rule(name: str) -> Any:
                             + L.linalg.slogdet(b).logabsdet.sum() + L.slogdet(a).logabsdet + a.slogdet()[1]))
 def linalg_slogdet(A: Tensor) -> tuple:  # noqa: N803
     """The sign and the log of the absolute value of the determinant (of each of a batch): (sign, logabsdet)."""
-    return _slogdet(A, "slogdet", linalg_slogdet_type)
+    return _slogdet(A, "slogdet", _LINALG_SLOGDET)
 
 
 @spec.op("slogdet", nodes=(LinalgSlogdetBackward0,), vmap=_pair_rule("slogdet"),
          sample=spec.Sample(((3, 3),), lambda L, a: L.slogdet(a)[1]))
 def slogdet(input: Tensor) -> tuple:  # noqa: A002
     """The sign and the log of the absolute value of the determinant: (sign, logabsdet)."""
-    return _slogdet(input, "slogdet", slogdet_type)
+    return _slogdet(input, "slogdet", _SLOGDET)
 
 
 @spec.op("logdet", vmap=spec.rule("matrices", "logdet"),
@@ -279,7 +245,7 @@ def slogdet(input: Tensor) -> tuple:  # noqa: A002
 def logdet(input: Tensor) -> Tensor:  # noqa: A002
     """The log of the determinant (nan where it is negative), PyTorch's where() over slogdet."""
     _square("logdet", input)
-    sign, logabs = _slogdet(input, "logdet", slogdet_type)
+    sign, logabs = _slogdet(input, "logdet", _SLOGDET)
     return where(_const(sign._data == -1.0), float("nan"), logabs)
 
 

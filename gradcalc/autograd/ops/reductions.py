@@ -28,6 +28,7 @@ from . import shape as S
 from .binary import div_scalar, mul_scalar
 from .core import record, result
 from .elementwise import _select, filled_where, masked_fill, maximum, minimum, where
+from .return_types import named_tuple
 from .sums import (
     _NO_DIM,
     _acc_dtype,
@@ -329,41 +330,9 @@ class MinBackward0(MaxBackward0):
     __slots__ = ()
 
 
-class _ValuesIndices(tuple):
-    """A (values, indices) pair with named fields, as PyTorch's `torch.return_types.max`."""
-
-    __slots__ = ()
-    _name = ""
-    __match_args__ = ("values", "indices")  # its fields' names, as PyTorch's structseq types have them
-
-    def __new__(cls, values: Tensor, indices: Tensor) -> _ValuesIndices:
-        return tuple.__new__(cls, (values, indices))
-
-    @property
-    def values(self) -> Tensor:
-        return self[0]
-
-    @property
-    def indices(self) -> Tensor:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.{self._name}(\nvalues={self[0]!r},\nindices={self[1]!r})"
-
-    def __reduce__(self) -> tuple:
-        return (type(self), tuple(self))
-
-
-class return_types:  # noqa: N801 - PyTorch's name
-    """The named tuples that `max(x, dim)` and `min(x, dim)` return."""
-
-    max = type("max", (_ValuesIndices,), {"__slots__": (), "_name": "max", "__qualname__": "return_types.max"})
-    min = type("min", (_ValuesIndices,), {"__slots__": (), "_name": "min", "__qualname__": "return_types.min"})
-
-
 _EXTREMES = {
-    "max": (np.max, np.argmax, maximum, MaxBackward1, MaxBackward0, return_types.max),
-    "min": (np.min, np.argmin, minimum, MinBackward1, MinBackward0, return_types.min),
+    "max": (np.max, np.argmax, maximum, MaxBackward1, MaxBackward0, named_tuple("max", ("values", "indices"))),
+    "min": (np.min, np.argmin, minimum, MinBackward1, MinBackward0, named_tuple("min", ("values", "indices"))),
 }
 
 
@@ -394,7 +363,7 @@ def _extreme(name: str, x: Tensor, dim: Any, keepdim: bool) -> Any:
         # the indices are a saved tensor in PyTorch: a plain backward frees the node (marked by a `_saved` to
         # release), after which reading them, or a second backward, is PyTorch's error
         node._saved = NOTHING
-    return pair(result(values, node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None))
+    return pair((result(values, node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None)))
 
 
 @spec.op("max", vmap=spec.rule("max_rule"), nodes=(MaxBackward1, MaxBackward0),

@@ -21,7 +21,7 @@ from . import shape as S
 from .binary import mul_scalar
 from .core import needs, record, result
 from .inplace import apply_inplace
-from .reductions import _ValuesIndices, return_types
+from .return_types import named_tuple
 
 
 # -- sort ----------------------------------------------------------------------------------------------------
@@ -49,8 +49,7 @@ class SortBackward0(Node):
         return (I._scatter_add(g, self.index, self.in_shape),)
 
 
-return_types.sort = type("sort", (_ValuesIndices,), {"__slots__": (), "_name": "sort",  # type: ignore[attr-defined]
-                                                      "__qualname__": "return_types.sort"})
+_SORT = named_tuple("sort", ("values", "indices"))
 
 
 def _full_index(shape: tuple[int, ...], d: int, idx: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -70,14 +69,14 @@ def sort(x: Tensor, dim: int = -1, descending: bool = False, stable: bool = Fals
         node = record(SortBackward0, x)
         if node is not None:
             node.in_shape, node.index, node.dim = (), (), 0
-        return return_types.sort(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
+        return _SORT((result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None)))
     axis = S.dim_index(dim, d.ndim)
     idx = _order(d, axis, descending)
     index = _full_index(d.shape, axis, idx)
     node = record(SortBackward0, x)
     if node is not None:
         node.in_shape, node.index, node.dim = d.shape, index, axis
-    return return_types.sort(result(d[index], node), Tensor._make(idx.astype(np.int64), False, None))
+    return _SORT((result(d[index], node), Tensor._make(idx.astype(np.int64), False, None)))
 
 
 def _order(d: np.ndarray, axis: int, descending: bool) -> np.ndarray:
@@ -126,8 +125,7 @@ class TopkBackward0(Node):
         return (I._scatter_add(g, self.index, self.in_shape),)
 
 
-return_types.topk = type("topk", (_ValuesIndices,), {"__slots__": (), "_name": "topk",  # type: ignore[attr-defined]
-                                                      "__qualname__": "return_types.topk"})
+_TOPK = named_tuple("topk", ("values", "indices"))
 
 
 @spec.op("topk", vmap=spec.rule("topk_rule"), nodes=(TopkBackward0,),
@@ -147,13 +145,13 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
         if node is not None:
             node.in_shape, node.index, node.dim, node.given = (), (), 0, int(dim)
         # (PyTorch gives the 0-d value for k = 0 too)
-        return return_types.topk(result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None))
+        return _TOPK((result(d.copy(), node), Tensor._make(np.zeros((), np.int64), False, None)))
     axis = S.dim_index(dim, d.ndim)
     idx = np.take(_order(d, axis, largest), np.arange(k), axis=axis)
     index = _full_index(idx.shape, axis, idx)
     if node is not None:
         node.in_shape, node.index, node.dim, node.given = d.shape, index, axis, int(dim)
-    return return_types.topk(result(d[index], node), Tensor._make(idx.astype(np.int64), False, None))
+    return _TOPK((result(d[index], node), Tensor._make(idx.astype(np.int64), False, None)))
 
 
 # -- nonzero -------------------------------------------------------------------------------------------------

@@ -26,55 +26,19 @@ from .elementwise import masked_fill
 from .reductions import (
     MaxBackward0,
     MaxBackward1,
-    _ValuesIndices,
     _var_args,
     _var_backward,
     mean,
     reduced_jvp,
-    return_types,
 )
 from .reductions import sum as sum_dims
+from .return_types import named_tuple
 from .shape import dim_index
 from .sums import _NO_DIM, _axis, _cast_input, _count, _expand, _keep, _restore, expand_back, normalize_dims
 from .unary import _const
 
-
-def _pair(name: str) -> type:
-    """A named (values, indices) tuple `torch.return_types.<name>`."""
-    cls = type(name, (_ValuesIndices,), {"__slots__": (), "_name": name, "__qualname__": f"return_types.{name}"})
-    setattr(return_types, name, cls)
-    return cls
-
-
-_MEDIAN, _KTHVALUE, _MODE = _pair("median"), _pair("kthvalue"), _pair("mode")
-
-
-class _MinMax(tuple):
-    """aminmax's named (min, max) pair, `torch.return_types.aminmax`."""
-
-    __slots__ = ()
-    __match_args__ = ("min", "max")
-
-    def __new__(cls, lo: Tensor, hi: Tensor) -> _MinMax:
-        return tuple.__new__(cls, (lo, hi))
-
-    @property
-    def min(self) -> Tensor:
-        return self[0]
-
-    @property
-    def max(self) -> Tensor:
-        return self[1]
-
-    def __repr__(self) -> str:
-        return f"torch.return_types.aminmax(\nmin={self[0]!r},\nmax={self[1]!r})"
-
-    def __reduce__(self) -> tuple:
-        return (type(self), tuple(self))
-
-
-_MinMax.__name__, _MinMax.__qualname__ = "aminmax", "return_types.aminmax"  # PyTorch's names
-return_types.aminmax = _MinMax  # type: ignore[attr-defined]
+_MEDIAN, _KTHVALUE, _MODE = (named_tuple(name, ("values", "indices")) for name in ("median", "kthvalue", "mode"))
+_AMINMAX = named_tuple("aminmax", ("min", "max"))
 
 
 def _tensor(name: str, x: Any) -> Tensor:
@@ -140,7 +104,7 @@ def aminmax_rule(args: tuple, dims: tuple, dim: Any = None, keepdim: bool = Fals
         lo, hi = B.bind("aminmax", flat, dim=1, keepdim=False)
         if keepdim:
             lo, hi = (B.bind("reshape", t, (B.shape_of(x)[0], *(1,) * rank)) for t in (lo, hi))
-        return _MinMax(lo, hi), (0, 0)
+        return _AMINMAX((lo, hi)), (0, 0)
     if rank == 0:
         return B.bind("aminmax", B.bind("unsqueeze", x, 1), dim=1, keepdim=keepdim), (0, 0)
     return B.bind("aminmax", x, dim=B.sample_dim(dim, rank), keepdim=keepdim), (0, 0)
@@ -301,7 +265,7 @@ def _selected(cls: type[Node], pair: type, x: Tensor, axis: int, idx: np.ndarray
     if node is not None:
         node.indices, node.in_shape, node.dim, node.keepdim = idx, d.shape, axis, keepdim
         node._saved = NOTHING  # the indices are a saved tensor in PyTorch: freed by a plain backward
-    return pair(result(np.asarray(values), node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None))
+    return pair((result(np.asarray(values), node), Tensor._make(np.asarray(idx, dtype=np.int64), False, None)))
 
 
 def _along(name: str, x: Tensor, dim: Any) -> int:
@@ -480,7 +444,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False) -> 
         node.given, node.dims, node.keepdim = None if dim is None else int(dim), dims, keep
         node.lo, node.hi = np.asarray(lo), np.asarray(hi)
         node.save(x)
-    return _MinMax(*outs)
+    return _AMINMAX(outs)
 
 
 # -- var_mean, std_mean ------------------------------------------------------------------------------------------
