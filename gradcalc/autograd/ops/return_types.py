@@ -46,6 +46,11 @@ class _ReturnTypes(ModuleType):
     def __dir__(self) -> list[str]:
         return sorted(set(self.__dict__) | set(DEFERRED_TYPES))
 
+    def __reduce__(self) -> str:
+        # pickle's protocols 0-3 save a class whose __qualname__ is dotted as getattr(parent, name), pickling
+        # the parent, this namespace: by reference, as this module's global `return_types`
+        return "return_types"
+
 
 return_types = _ReturnTypes("gradcalc.return_types", "PyTorch's named tuples (`torch.return_types`).")
 
