@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import forward_ad, grad_mode, provenance
-from .grad_mode import state
+from .grad_mode import set_recording, state
 from .hooks import watch
 from .node import STAMP, Node
 from .ops import basic, sums
@@ -235,7 +235,7 @@ class Function:
         # tangents of the arguments: forward runs on the primals only, and `jvp` gives the outputs' tangents
         dual = grad_mode.forward_seen and any(forward_ad.carries(a) for a in every)
         previous = state.grad_enabled
-        state.grad_enabled = False
+        set_recording(False)
         try:
             with forward_ad.suspended_all() if dual else _NO_CONTEXT:
                 if setup:
@@ -244,7 +244,7 @@ class Function:
                 else:
                     output = cls.forward(ctx, *args, **kwargs)
         finally:
-            state.grad_enabled = previous
+            set_recording(previous)
         wrapped = _wrap_outputs(ctx, every, output, recording)
         if dual:
             forward_ad.function_outputs(cls, ctx, every, wrapped)
@@ -345,11 +345,11 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
         previous = state.grad_enabled
-        state.grad_enabled = False
+        set_recording(False)
         try:
             outputs = fn(ctx, *args)
         finally:
-            state.grad_enabled = previous
+            set_recording(previous)
         if not (previous and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return outputs
         is_tuple = isinstance(outputs, tuple)

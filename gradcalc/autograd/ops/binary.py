@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import forward_ad, grad_mode, spec
 from ..defaults import FLOAT64, default_float
-from ..grad_mode import state
+from ..grad_mode import ALTERED, state
 from ..node import NOTHING, SEQ, STAMP, Node
 from ..tensor import Tensor
 from .sums import sum_to
@@ -94,7 +94,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         data = integral_promoted(data, a, b)
     ta = type(a) is Tensor and a._requires_grad
     tb = type(b) is Tensor and b._requires_grad
-    if not ((ta or tb) and state.grad_enabled):
+    if not ((ta or tb) and (not ALTERED or state.grad_enabled)):
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
         t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
@@ -173,7 +173,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     tests/engine/test_node_constructor.py's number cases check every slot this writes."""
     if type(data) is not _ndarray:
         data = _asarray(data)
-    if not (a._requires_grad and state.grad_enabled):
+    if not (a._requires_grad and (not ALTERED or state.grad_enabled)):
         if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
             return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
         if grad_mode.forward_seen:
