@@ -25,7 +25,7 @@ import numpy as np
 from . import forward_ad, grad_mode, provenance
 from .grad_mode import set_recording, state
 from .hooks import watch
-from .node import STAMP, Node
+from .node import STAMP, Node, make_node
 from .ops import basic, sums
 from .tensor import Tensor, version_of
 
@@ -104,7 +104,7 @@ class BackwardCFunction(FunctionCtx, Node):
     user_code = True  # its backward is the user's: a failure mid-walk must be undone (engine)
 
     def __init__(self) -> None:
-        Node.__init__(self)
+        Node._init_fields(self)
         watch(self)
 
     @property
@@ -354,7 +354,8 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
             return outputs
         is_tuple = isinstance(outputs, tuple)
         wrapped = tuple(
-            Tensor._make(o._data, True, DelayedError()) if isinstance(o, Tensor) and o._data.dtype.kind == "f"
+            Tensor._make(o._data, True, make_node(DelayedError, (), None))
+            if isinstance(o, Tensor) and o._data.dtype.kind == "f"
             else o
             for o in (outputs if is_tuple else (outputs,))
         )

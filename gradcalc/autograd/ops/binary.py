@@ -108,7 +108,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         t._retains_grad = False
         t._inference = grad_mode.inference_seen and state.inference
         return t
-    node = _new(cls)
+    node = cls()
     if ta:
         na = a.grad_fn or a._accumulator or a._accumulate_node()
         if tb:
@@ -189,7 +189,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
         t._retains_grad = False
         t._inference = grad_mode.inference_seen and state.inference
         return t
-    node = _new(cls)
+    node = cls()
     na = a.grad_fn or a._accumulator or a._accumulate_node()
     if cls.number_edge:
         node._next = (na, None)

@@ -225,7 +225,7 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
             return Tensor._make(data, False, None)
         # `record` and `Node.save` inlined (node.make_node is the reference, slot by slot): these are the
         # hottest operations after arithmetic
-        node = _new(cls)
+        node = cls()
         node._next = (x.grad_fn or x._accumulator or x._accumulate_node(),)
         node._nrs = (x._output_nr,) if x._output_nr else None
         node._extras = None
