@@ -30,7 +30,7 @@ import numpy as np
 
 from . import grad_mode, provenance
 from .grad_mode import state
-from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, AnomalyTrace, Node, release_saved
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, AnomalyTrace, Node, make_node, release_saved
 from .reasons import failure, worded
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
@@ -431,7 +431,7 @@ class CopyBackwards(Node):
 
 def _copy_for_grad(g: Tensor, create_graph: bool) -> Tensor:
     if create_graph and g._requires_grad:
-        node = CopyBackwards()
+        node = make_node(CopyBackwards, (), None)
         node.next_functions = (edge_of(g),)
         return Tensor._make(g._data.copy(), True, node)
     return Tensor._make(np.array(g._data, copy=True), False, None)
