@@ -287,24 +287,29 @@ class MulBackward0(_Binary):
          sample=spec.Sample(((2, 3), (2, 1)), lambda L, a, b: L.mul(a, b) * 3.0 + 2.0 * a + a * b.detach()))
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
-    if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
-        return _binary_number(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
-    if type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype:  # binary_operands' work
-        try:
-            data = (a._data if a._data.ndim else a._data[()]) * (b._data if b._data.ndim else b._data[()])
-        except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
-            raise broadcast_error(exc, a, b) from None
-    else:
-        ad, bd = binary_operands(a, b)
-        try:
-            data = ad * bd
-        except ValueError as exc:
-            raise broadcast_error(exc, a, b) from None
-        if type(b) is not Tensor:
-            return _binary(MulBackward0, a, b, data, NOTHING, b)
-        if type(a) is not Tensor:
-            return _binary(MulBackward0, b, a, data, NOTHING, a)
-    # each input's gradient needs the other input: save only what will be needed
+    kind = type(b)
+    if type(a) is Tensor:  # the commonest operands first, each type tested once
+        if kind is float or kind is int:
+            return _binary_number(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
+        if kind is Tensor:
+            ad, bd = a._data, b._data
+            if ad.dtype is bd.dtype:  # binary_operands' work
+                try:
+                    data = (ad if ad.ndim else ad[()]) * (bd if bd.ndim else bd[()])
+                except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
+                    raise broadcast_error(exc, a, b) from None
+                # each input's gradient needs the other input: save only what will be needed
+                return _binary(MulBackward0, a, b, data, (a if b._requires_grad else None,
+                                                          b if a._requires_grad else None), None)
+    ad, bd = binary_operands(a, b)
+    try:
+        data = ad * bd
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
+    if type(b) is not Tensor:
+        return _binary(MulBackward0, a, b, data, NOTHING, b)
+    if type(a) is not Tensor:
+        return _binary(MulBackward0, b, a, data, NOTHING, a)
     save = (a if b._requires_grad else None, b if a._requires_grad else None)
     return _binary(MulBackward0, a, b, data, save, None)
 
