@@ -112,6 +112,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
     deps, buffers, stored = plan.deps, plan.buffers, plan.stored
     capture, captured, wanted_leaves, needed = plan.capture, plan.captured, plan.wanted_leaves, plan.needed
     root_nodes = plan.root_nodes
+    extras = hooks.extras_made  # (no user code runs in this walk: nobody makes one midway)
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
     # The node made ready last, with its gradient, kept out of `ready` and `buffers`: it is the one the
     # stack would give next anyway, and a chain of operations then costs no stack or buffer traffic.
@@ -135,7 +136,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
         if grads is None:  # no gradient reached this node: it still counts as done for its inputs
             outs: Any = ()
         else:
-            if node._extras is not None:
+            if extras and node._extras is not None:
                 if held is not None:
                     held.writes.append((fill_retained, node, tensors(grads)))
                 else:
@@ -191,7 +192,6 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                             ready.append(carry)
                         carry, carried = child, buffers.pop(child, None)
             continue
-        nrs = node._nrs
         k = 0
         for child in nexts:
             if child is not None:
@@ -211,6 +211,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                         elif left:
                             buffers[child] = g
                     else:
+                        nrs = node._nrs  # (read only here: a slot read on nodes of many classes costs)
                         add_to_buffer(buffers, child, nrs[k] if nrs else 0, g, raw)
                         g = buffers.pop(child) if not left else None
                 elif not left:
