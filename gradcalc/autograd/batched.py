@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from . import grad_mode, listen, provenance, temporaries
-from .grad_mode import state
+from .grad_mode import set_walk, state
 from .node import STAMP, AccumulateGrad, Node
 from .plan import check, reach
 from .saved import is_packed
@@ -131,7 +131,8 @@ def _walk(root: Node, deps: dict[Node, int], seed: np.ndarray, where: dict[int, 
     reuse = temporaries.REUSE_TEMPORARIES and _SOLE > 0
     pool: list[np.ndarray] = []
     recording, releasing, wanted, batch = state.grad_enabled, state.releasing, state.wanted, state.batch
-    state.grad_enabled, state.releasing, state.wanted, state.batch = False, False, None, 1
+    set_walk(False, False, None)
+    state.batch = 1
     if reuse:
         state.pool = pool
     try:
@@ -186,7 +187,8 @@ def _walk(root: Node, deps: dict[Node, int], seed: np.ndarray, where: dict[int, 
                 k += 1
             outs = None  # else the tuple would hold the gradients it gave, and none would ever be spare
     finally:
-        state.grad_enabled, state.releasing, state.wanted, state.batch = recording, releasing, wanted, batch
+        set_walk(recording, releasing, wanted)
+        state.batch = batch
         state.spare = state.pool = None
     return found, largest
 

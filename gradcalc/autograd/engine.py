@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import grad_mode, hooks, listen, provenance, saved
-from .grad_mode import state
+from .grad_mode import ALTERED, set_walk, state
 from .heap import KEPT, keep_freed_memory
 from .interrupts import GUARD
 from .node import FREED, NOTHING, STAMP, AccumulateGrad, Node, release_saved
@@ -75,13 +75,16 @@ def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: boo
     # every value is computed before the thread's state changes: the `try` below restores it on every path
     release = not retain_graph and not create_graph and held is None  # held: no saved array reused midway
     want = None if plan.needed is None else plan.wanted()
-    recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
+    if ALTERED:  # (grad_mode.ALTERED: while it is empty, every thread's state is the default, unread)
+        recording, releasing, wanted = state.grad_enabled, state.releasing, state.wanted
+    else:
+        recording, releasing, wanted = True, False, None
     record = True if create_graph else False  # bool(), without a call
     # thread-local writes cost more than the rest of a small grad(): made, and undone, only when they change
     # something, or when user code runs in the walk (it may change them: they are restored after it too)
     changes = recording is not record or releasing is not release or wanted is not want or instrumented
     if changes:
-        state.grad_enabled, state.releasing, state.wanted = record, release, want
+        set_walk(record, release, want)
     try:
         if instrumented:
             from . import ordered  # (here, off the start-up path: hooks, observers and anomaly mode need it)
@@ -94,8 +97,7 @@ def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: boo
                 held.commit(plan.stored, create_graph)
     finally:
         if changes:
-            state.grad_enabled, state.releasing = recording, releasing
-            state.wanted = wanted
+            set_walk(recording, releasing, wanted)
     if origin is not None:
         provenance.ran(origin, plan.root_nodes, accumulate, retain_graph, create_graph, plan.inputs)
     return plan.captured if not accumulate else None
@@ -110,6 +112,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
     deps, buffers, stored = plan.deps, plan.buffers, plan.stored
     capture, captured, wanted_leaves, needed = plan.capture, plan.captured, plan.wanted_leaves, plan.needed
     root_nodes = plan.root_nodes
+    extras = hooks.extras_made  # (no user code runs in this walk: nobody makes one midway)
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it
     # The node made ready last, with its gradient, kept out of `ready` and `buffers`: it is the one the
     # stack would give next anyway, and a chain of operations then costs no stack or buffer traffic.
@@ -133,7 +136,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
         if grads is None:  # no gradient reached this node: it still counts as done for its inputs
             outs: Any = ()
         else:
-            if node._extras is not None:
+            if extras and node._extras is not None:
                 if held is not None:
                     held.writes.append((fill_retained, node, tensors(grads)))
                 else:
@@ -189,7 +192,6 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                             ready.append(carry)
                         carry, carried = child, buffers.pop(child, None)
             continue
-        nrs = node._nrs
         k = 0
         for child in nexts:
             if child is not None:
@@ -209,6 +211,7 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
                         elif left:
                             buffers[child] = g
                     else:
+                        nrs = node._nrs  # (read only here: a slot read on nodes of many classes costs)
                         add_to_buffer(buffers, child, nrs[k] if nrs else 0, g, raw)
                         g = buffers.pop(child) if not left else None
                 elif not left:

@@ -59,8 +59,7 @@ class _ForwardEdge(Node):
         return ()
 
 
-FORWARD_EDGE = _ForwardEdge()
-FORWARD_EDGE._next = ()
+FORWARD_EDGE = make_node(_ForwardEdge, (), None)
 
 
 class _Pending:

@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 
 from . import forward_ad, grad_mode, provenance
-from .grad_mode import state
+from .grad_mode import set_recording, state
 from .hooks import watch
-from .node import STAMP, Node
+from .node import STAMP, Node, make_node
 from .ops import basic, sums
 from .tensor import Tensor, version_of
 
@@ -104,7 +104,7 @@ class BackwardCFunction(FunctionCtx, Node):
     user_code = True  # its backward is the user's: a failure mid-walk must be undone (engine)
 
     def __init__(self) -> None:
-        Node.__init__(self)
+        Node._init_fields(self)
         watch(self)
 
     @property
@@ -235,7 +235,7 @@ class Function:
         # tangents of the arguments: forward runs on the primals only, and `jvp` gives the outputs' tangents
         dual = grad_mode.forward_seen and any(forward_ad.carries(a) for a in every)
         previous = state.grad_enabled
-        state.grad_enabled = False
+        set_recording(False)
         try:
             with forward_ad.suspended_all() if dual else _NO_CONTEXT:
                 if setup:
@@ -244,7 +244,7 @@ class Function:
                 else:
                     output = cls.forward(ctx, *args, **kwargs)
         finally:
-            state.grad_enabled = previous
+            set_recording(previous)
         wrapped = _wrap_outputs(ctx, every, output, recording)
         if dual:
             forward_ad.function_outputs(cls, ctx, every, wrapped)
@@ -345,16 +345,17 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def wrapper(ctx: Any, *args: Any) -> Any:
         previous = state.grad_enabled
-        state.grad_enabled = False
+        set_recording(False)
         try:
             outputs = fn(ctx, *args)
         finally:
-            state.grad_enabled = previous
+            set_recording(previous)
         if not (previous and any(isinstance(a, Tensor) and a._requires_grad for a in args)):
             return outputs
         is_tuple = isinstance(outputs, tuple)
         wrapped = tuple(
-            Tensor._make(o._data, True, DelayedError()) if isinstance(o, Tensor) and o._data.dtype.kind == "f"
+            Tensor._make(o._data, True, make_node(DelayedError, (), None))
+            if isinstance(o, Tensor) and o._data.dtype.kind == "f"
             else o
             for o in (outputs if is_tuple else (outputs,))
         )

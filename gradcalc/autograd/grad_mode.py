@@ -69,6 +69,42 @@ inference_seen = False
 forward_seen = False
 
 
+# The idents of the threads whose recording state is not the default one (grad_enabled False, releasing
+# True, or wanted set). A read of the thread-local `state` costs a few hundred instructions, as much as the
+# rest of an operation's test whether to record: while this set is empty (no thread is inside no_grad,
+# inference mode or a backward walk that changes them) every thread records, and operations read
+# `not ALTERED or state.grad_enabled`. Every write of those three fields goes through `set_recording`,
+# `set_walk` or `refresh`, which keep the writing thread's membership exact; a thread that ended while in
+# the set leaves its ident there, which only sends readers to `state` (and a later thread given the same
+# ident corrects it at its first write). Set operations are atomic under the GIL.
+ALTERED: set[int] = set()
+_ident = threading.get_ident
+
+
+def refresh() -> None:
+    """Make this thread's membership of ALTERED follow its state, after a write of any of its fields."""
+    if state.grad_enabled and not state.releasing and state.wanted is None:
+        ALTERED.discard(_ident())
+    else:
+        ALTERED.add(_ident())
+
+
+def set_recording(mode: bool) -> None:
+    """Write this thread's `grad_enabled` (the engine's own writes: a custom Function's forward, a
+    once_differentiable backward)."""
+    state.grad_enabled = mode
+    refresh()
+
+
+def set_walk(record: bool, release: bool, want: Any) -> None:
+    """Write this thread's walk settings: `grad_enabled`, `releasing` and `wanted` at once."""
+    state.grad_enabled, state.releasing, state.wanted = record, release, want
+    if record and not release and want is None:
+        ALTERED.discard(_ident())
+    else:
+        ALTERED.add(_ident())
+
+
 _STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted",
                  "batch", "spare", "pool", "vmap", "transforms")
 
@@ -82,6 +118,7 @@ def restore_state(saved: tuple) -> None:
     """Put back what `save_state` returned: for a host that must leave no mode changed by a failure."""
     for name, value in zip(_STATE_FIELDS, saved, strict=True):
         setattr(state, name, value)
+    refresh()
 
 
 def is_grad_enabled() -> bool:
@@ -93,7 +130,7 @@ def _set_grad_mode(mode: bool) -> None:
     if state.inference:
         state.inference_grad = mode
     else:
-        state.grad_enabled = mode
+        set_recording(mode)
 
 
 def is_inference_mode_enabled() -> bool:
@@ -224,9 +261,11 @@ class inference_mode(_DecoratorContextManager):
             state.grad_enabled, state.inference, state.inference_grad = False, True, False
         else:
             state.grad_enabled, state.inference = True, False
+        refresh()
 
     def __exit__(self, *exc: object) -> None:
         state.grad_enabled, state.inference, state.inference_grad = self._prev.pop()
+        refresh()
 
     def clone(self) -> inference_mode:
         return inference_mode(self.mode)

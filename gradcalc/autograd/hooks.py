@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from .tensor import Tensor
 
 seen = False
+# True once any node was given an Extras (a hook, a retained gradient): until then the plain walk does not
+# read each node's `_extras` (a read of a slot on nodes of many classes is never specialised: ~170
+# instructions a node)
+extras_made = False
 # the live nodes that may run user code during backward (a hook, a custom Function's backward, packed saved
 # values): the engine looks for these in a graph, rather than looking at every node of the graph
 watched: weakref.WeakSet = weakref.WeakSet()
@@ -115,6 +119,8 @@ def extras_of(node: Node) -> Extras:
     """The node's Extras, made on first need."""
     extras = node._extras
     if extras is None:
+        global extras_made
+        extras_made = True
         extras = node._extras = Extras()
     return extras
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from . import grad_mode, provenance
 from .grad_mode import state
-from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, AnomalyTrace, Node, release_saved
+from .node import FREED, LATE_COUNTER, STAMP, AccumulateGrad, AnomalyTrace, Node, make_node, release_saved
 from .reasons import failure, worded
 from .temporaries import sum_into
 from .tensor import Tensor, version_of
@@ -79,8 +79,19 @@ def roots_of(tensors: Sequence[Tensor], grads: Sequence[Any], what: str) -> list
 
 def implied_gradient(t: Tensor) -> Tensor:
     """The gradient a single-element output starts from when none is given: ones of its shape."""
-    one = _array(1, t._data.dtype)  # np.ones is a Python function: ten times the cost here
-    return Tensor._make(one if not t._data.ndim else one.reshape(t._data.shape), False, None)
+    d = t._data
+    one = _array(1, d.dtype)  # np.ones is a Python function: ten times the cost here
+    g = _new(Tensor)  # Tensor._make inlined (the reference, field by field): grad() pays it on every call
+    g._data = one if not d.ndim else one.reshape(d.shape)
+    g._requires_grad = False
+    g._grad = None
+    g.grad_fn = None
+    g._output_nr = 0
+    g._vc = None
+    g._accumulator = None
+    g._retains_grad = False
+    g._inference = grad_mode.inference_seen and state.inference
+    return g
 
 
 # NumPy's module has a `__getattr__`, so CPython never specialises a load of its attributes: a global is
@@ -275,7 +286,7 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
         needed = _leading_to({target}, deps, roots)
     if not allow_unused and target not in deps:
         raise unused_error(0, inp)
-    plan = _new(Plan)
+    plan = _OnePlan()
     plan.root_edges, plan.root_nodes, plan.deps, plan.buffers, plan.stored = roots, roots, deps, {node: g}, {
         id(g._data)}
     plan.suspects, plan.inputs, plan.allow_unused, plan.wanted_leaves, plan.needed = (
@@ -287,6 +298,14 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
 
 
 _new = object.__new__
+
+
+class _OnePlan(Plan):
+    """A Plan that plan_one fills: the class exists for its constructor, object's own (`_OnePlan()` is made in
+    C, without Plan's steps or object.__new__'s argument tuple)."""
+
+    __slots__ = ()
+    __init__ = object.__init__  # type: ignore[assignment]
 
 
 def _all_leaves_wanted(capture: dict[Node, Any], deps: dict[Node, int]) -> bool:
@@ -431,7 +450,7 @@ class CopyBackwards(Node):
 
 def _copy_for_grad(g: Tensor, create_graph: bool) -> Tensor:
     if create_graph and g._requires_grad:
-        node = CopyBackwards()
+        node = make_node(CopyBackwards, (), None)
         node.next_functions = (edge_of(g),)
         return Tensor._make(g._data.copy(), True, node)
     return Tensor._make(np.array(g._data, copy=True), False, None)

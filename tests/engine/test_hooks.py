@@ -299,3 +299,28 @@ def test_a_post_accumulate_grad_hook_that_returns_something_is_pytorchs_error() 
     with pytest.raises(RuntimeError):
         (x * x).backward()
     assert x.grad is None  # a failed backward changes nothing (PyTorch would have accumulated)
+
+
+def test_the_first_retained_gradient_and_hook_of_a_process_are_seen() -> None:
+    """The plain walk reads nodes' `_extras` only once some node was given one (hooks.extras_made): a fresh
+    process's first retain_grad and first hook take effect in the very next backward."""
+    import subprocess
+    import sys
+
+    code = (
+        "import gradcalc as T\n"
+        "from gradcalc.autograd import hooks\n"
+        "assert not hooks.extras_made\n"
+        "x = T.tensor([1.0, 2.0], requires_grad=True)\n"
+        "y = x * 3.0\n"
+        "y.retain_grad()\n"
+        "(y * y).sum().backward()\n"
+        "print(y.grad.tolist())\n"
+        "seen = []\n"
+        "z = x * 5.0\n"
+        "z.register_hook(lambda g: seen.append(g.tolist()))\n"
+        "T.autograd.grad(z.sum(), x)\n"
+        "print(seen)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[6.0, 12.0]", "[[1.0, 1.0]]"]  # d(sum y²)/dy = 2y; d(sum z)/dz = 1

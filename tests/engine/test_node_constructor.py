@@ -219,3 +219,36 @@ def _subclasses(cls: type) -> set[type]:
             out.add(s)
             stack.append(s)
     return out
+
+
+def test_recorded_node_classes_are_made_without_an_init() -> None:
+    """make_node and the inlined paths make a node by `cls()`: only the nodes made elsewhere (a leaf's
+    AccumulateGrad, a custom Function's node) may have a constructor of their own; any other would run (or
+    fail) on every recorded operation."""
+    from gradcalc.autograd.function import BackwardCFunction
+    from gradcalc.autograd.node import AccumulateGrad, Node
+
+    own = {c for c in _subclasses(Node) if "__init__" in vars(c) or "__new__" in vars(c)}
+    made_elsewhere = {AccumulateGrad, BackwardCFunction}
+    assert {c for c in own if not any(issubclass(c, m) for m in made_elsewhere)} == set()
+    assert "__init__" not in vars(Node) and "__new__" not in vars(Node)
+    x = gc.tensor([1.0, 2.0], requires_grad=True)
+    for y in (x * 2.0, x * x, x.exp(), x.sum(), x[0]):
+        assert y.grad_fn._seq > 0 and type(y.grad_fn._next) is tuple
+
+
+def test_no_node_is_made_by_calling_its_class_outside_the_recording_paths() -> None:
+    """A node class called bare (`X()`) gets no field at all (Node has no __init__): every node outside the
+    recording paths is made by make_node (or has a constructor of its own, as AccumulateGrad)."""
+    import re
+    from pathlib import Path
+
+    from gradcalc.autograd.node import Node
+
+    bare = {c.__name__ for c in _subclasses(Node) if not any("__init__" in vars(k) for k in c.__mro__[:-2])}
+    names = "|".join(sorted(bare))
+    called = re.compile(rf"\b({names})\(\)")
+    root = Path(gc.__file__).parent
+    found = [f"{p.relative_to(root)}:{n}" for p in root.rglob("*.py")
+             for n, line in enumerate(p.read_text().splitlines(), 1) if called.search(line)]
+    assert found == []

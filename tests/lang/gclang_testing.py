@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -121,13 +122,25 @@ def modes() -> tuple:
             state.releasing, state.wanted)
 
 
+def altered_is_stale() -> bool:
+    """Whether grad_mode.ALTERED says this thread's recording state is the default when it is not, or the
+    reverse (a write that did not go through grad_mode's setters)."""
+    state = grad_mode.state
+    default = state.grad_enabled and not state.releasing and state.wanted is None
+    return default is (threading.get_ident() in grad_mode.ALTERED)
+
+
 def modes_changed() -> str | None:
     """None when the modes are the defaults; else what they are (and they are put back, so that one failure
     does not cascade into every later check)."""
     now = modes()
-    if now != DEFAULT_MODES:
+    stale = altered_is_stale()
+    if now != DEFAULT_MODES or stale:
         state = grad_mode.state
         state.grad_enabled, state.inference, state.inference_grad, state.anomaly = True, False, False, False
         state.releasing, state.wanted = False, None
+        grad_mode.refresh()
+        if stale:
+            return f"grad_mode.ALTERED does not follow this thread's recording state (modes {now})"
         return f"modes after the statement: grad, inference, anomaly, releasing, wanted = {now}"
     return None

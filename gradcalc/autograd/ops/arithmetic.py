@@ -23,9 +23,11 @@ from .binary import (
     _Binary,
     _binary,
     _binary_number,
+    _mul1_number,
     _shape,
     integral_promoted,
     mul_scalar,
+    one_class_copy,
     plus,
     scaled,
     sub_scalar,
@@ -67,11 +69,11 @@ def add(a: Any, b: Any) -> Tensor:
         if type(a) is Tensor:  # the commonest operands first, without binary_operands
             ad = a._data if a._data.ndim else a._data[()]
             if type(b) is float:
-                return _binary_number(AddBackward0, a, b, ad + b, None, None)
+                return _add_number(AddBackward0, a, b, ad + b, None, None)
             if type(b) is Tensor and a._data.dtype is b._data.dtype:
-                return _binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
+                return _add_binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
         ad, bd = binary_operands(a, b)
-        return _binary(AddBackward0, a, b, ad + bd, None, None)
+        return _add_binary(AddBackward0, a, b, ad + bd, None, None)
     except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
         raise broadcast_error(exc, a, b) from None
 
@@ -179,7 +181,7 @@ def sub(a: Any, b: Any) -> Tensor:
         data = ad - bd
     except ValueError as exc:
         raise broadcast_error(exc, a, b) from None
-    return _binary(SubBackward0, a, b, data, None, None)
+    return _sub_binary(SubBackward0, a, b, data, None, None)
 
 
 @spec.op("add", nodes=(AddBackward0,), vmap=spec.rule("pointwise_binary", "add"),
@@ -287,26 +289,31 @@ class MulBackward0(_Binary):
          sample=spec.Sample(((2, 3), (2, 1)), lambda L, a, b: L.mul(a, b) * 3.0 + 2.0 * a + a * b.detach()))
 def mul(a: Any, b: Any) -> Tensor:
     """a * b."""
-    if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
-        return _binary_number(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
-    if type(a) is Tensor and type(b) is Tensor and a._data.dtype is b._data.dtype:  # binary_operands' work
-        try:
-            data = (a._data if a._data.ndim else a._data[()]) * (b._data if b._data.ndim else b._data[()])
-        except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
-            raise broadcast_error(exc, a, b) from None
-    else:
-        ad, bd = binary_operands(a, b)
-        try:
-            data = ad * bd
-        except ValueError as exc:
-            raise broadcast_error(exc, a, b) from None
-        if type(b) is not Tensor:
-            return _binary(MulBackward0, a, b, data, NOTHING, b)
-        if type(a) is not Tensor:
-            return _binary(MulBackward0, b, a, data, NOTHING, a)
-    # each input's gradient needs the other input: save only what will be needed
+    kind = type(b)
+    if type(a) is Tensor:  # the commonest operands first, each type tested once
+        if kind is float or kind is int:
+            return _mul_number(MulBackward0, a, b, (a._data if a._data.ndim else a._data[()]) * b, NOTHING, b)
+        if kind is Tensor:
+            ad, bd = a._data, b._data
+            if ad.dtype is bd.dtype:  # binary_operands' work
+                try:
+                    data = (ad if ad.ndim else ad[()]) * (bd if bd.ndim else bd[()])
+                except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
+                    raise broadcast_error(exc, a, b) from None
+                # each input's gradient needs the other input: save only what will be needed
+                return _mul_binary(MulBackward0, a, b, data, (a if b._requires_grad else None,
+                                                          b if a._requires_grad else None), None)
+    ad, bd = binary_operands(a, b)
+    try:
+        data = ad * bd
+    except ValueError as exc:
+        raise broadcast_error(exc, a, b) from None
+    if type(b) is not Tensor:
+        return _binary(MulBackward0, a, b, data, NOTHING, b)
+    if type(a) is not Tensor:
+        return _binary(MulBackward0, b, a, data, NOTHING, a)
     save = (a if b._requires_grad else None, b if a._requires_grad else None)
-    return _binary(MulBackward0, a, b, data, save, None)
+    return _mul_binary(MulBackward0, a, b, data, save, None)
 
 
 _mul = spec.raw_of(mul)  # the function as written, for formulas on plain tensors (no vmap dispatch)
@@ -349,7 +356,7 @@ def div(a: Any, b: Any) -> Tensor:
         data = ad / bd
     except ValueError as exc:
         raise broadcast_error(exc, a, b) from None
-    return _binary(DivBackward0, a, b, data, (a if b._requires_grad else None, b), None)
+    return _div_binary(DivBackward0, a, b, data, (a if b._requires_grad else None, b), None)
 
 
 @spec.node(formula={"self": "grad.neg()"}, jvp=lambda node, inputs, out, tangents: -tangents[0],
@@ -403,9 +410,9 @@ class PowBackward0(_Binary):
                     # derivative runs this formula under create_graph, and every call is paid there
                     q = p - 1
                     d = x._data
-                    f = _binary_number(PowBackward0, x, q, (d if d.ndim else d[()]) ** q, (x,), q)
+                    f = _pow_number(PowBackward0, x, q, (d if d.ndim else d[()]) ** q, (x,), q)
                     d = f._data
-                    return (_mul(g, _binary_number(MulBackward1, f, p, (d if d.ndim else d[()]) * p, None, p)),)
+                    return (_mul(g, _mul1_number(MulBackward1, f, p, (d if d.ndim else d[()]) * p, None, p)),)
                 return (_mul(g, mul_scalar(_pow(x, p - 1), p)),)
             return (g * mul_scalar(x ** (p - 1), p),)  # (batched tensors: their own operators)
         f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))
@@ -483,7 +490,7 @@ def _zero_base(a: Tensor, b: Tensor) -> Tensor:
 def pow(a: Any, b: Any) -> Tensor:
     """a ** b."""
     if type(a) is Tensor and (type(b) is float or type(b) is int):  # the commonest operands first
-        return _binary_number(PowBackward0, a, b, (a._data if a._data.ndim else a._data[()]) ** b, (a,), b)
+        return _pow_number(PowBackward0, a, b, (a._data if a._data.ndim else a._data[()]) ** b, (a,), b)
     ad, bd = binary_operands(a, b)
     try:
         data = ad**bd
@@ -607,3 +614,12 @@ METHODS = {
     "__mod__": remainder,
     "__rmod__": lambda a, b: remainder(b, a),
 }
+
+
+# the number and tensor paths' own copies for the commonest operations (binary.one_class_copy): each always
+# makes nodes of one class, so its slot stores stay specialised
+_add_number, _add_binary = one_class_copy(_binary_number), one_class_copy(_binary)
+_sub_binary = one_class_copy(_binary)
+_mul_number, _mul_binary = one_class_copy(_binary_number), one_class_copy(_binary)
+_div_binary = one_class_copy(_binary)
+_pow_number = one_class_copy(_binary_number)

@@ -8,13 +8,14 @@ operand is a constant: it gets no edge, and its gradient is never computed.
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 import numpy as np
 
 from .. import forward_ad, grad_mode, spec
 from ..defaults import FLOAT64, default_float
-from ..grad_mode import state
+from ..grad_mode import ALTERED, state
 from ..node import NOTHING, SEQ, STAMP, Node
 from ..tensor import Tensor
 from .sums import sum_to
@@ -94,7 +95,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         data = integral_promoted(data, a, b)
     ta = type(a) is Tensor and a._requires_grad
     tb = type(b) is Tensor and b._requires_grad
-    if not ((ta or tb) and state.grad_enabled):
+    if not ((ta or tb) and (not ALTERED or state.grad_enabled)):
         if grad_mode.forward_seen:
             return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
         t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
@@ -108,7 +109,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         t._retains_grad = False
         t._inference = grad_mode.inference_seen and state.inference
         return t
-    node = _new(cls)
+    node = cls()
     if ta:
         na = a.grad_fn or a._accumulator or a._accumulate_node()
         if tb:
@@ -173,7 +174,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     tests/engine/test_node_constructor.py's number cases check every slot this writes."""
     if type(data) is not _ndarray:
         data = _asarray(data)
-    if not (a._requires_grad and state.grad_enabled):
+    if not (a._requires_grad and (not ALTERED or state.grad_enabled)):
         if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
             return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
         if grad_mode.forward_seen:
@@ -189,7 +190,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
         t._retains_grad = False
         t._inference = grad_mode.inference_seen and state.inference
         return t
-    node = _new(cls)
+    node = cls()
     na = a.grad_fn or a._accumulator or a._accumulate_node()
     if cls.number_edge:
         node._next = (na, None)
@@ -225,6 +226,15 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     return t
 
 
+def one_class_copy(fn: Any) -> Any:
+    """A copy of `fn` (`_binary`, `_binary_number`) with inline caches of its own, for a call site that always
+    passes the same node class. CPython specialises an attribute store for ONE type per instruction; these
+    paths write ten slots of the node they make, and a copy shared by nodes of several classes falls back to
+    the generic store at each (about 170 instructions more a slot, measured). A site's own copy keeps them
+    specialised: the same code, the same behaviour, checked slot by slot by tests/engine/test_node_constructor.py."""
+    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+
+
 # -- the Scalar overloads backward formulas record ----------------------------------------------------------
 @spec.node(
     formula={"self": "grad"},
@@ -245,7 +255,7 @@ def add_scalar(a: Any, s: float) -> Any:
     if type(a) is not Tensor:
         return a + s
     if type(s) is float or type(s) is int:
-        return _binary_number(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
+        return _add1_number(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
     return _binary(AddBackward1, a, s, (a._data if a._data.ndim else a._data[()]) + s, None, None)
 
 
@@ -268,7 +278,7 @@ def sub_scalar(a: Any, s: float) -> Any:
     if type(a) is not Tensor:
         return a - s
     if type(s) is float or type(s) is int:
-        return _binary_number(SubBackward1, a, s, (a._data if a._data.ndim else a._data[()]) - s, None, None)
+        return _sub1_number(SubBackward1, a, s, (a._data if a._data.ndim else a._data[()]) - s, None, None)
     return _binary(SubBackward1, a, s, (a._data if a._data.ndim else a._data[()]) - s, None, None)
 
 
@@ -293,7 +303,7 @@ def mul_scalar(a: Any, s: float) -> Any:
     if type(a) is not Tensor:
         return a * s
     if type(s) is float or type(s) is int:
-        return _binary_number(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
+        return _mul1_number(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
     return _binary(MulBackward1, a, s, (a._data if a._data.ndim else a._data[()]) * s, None, s)
 
 
@@ -318,3 +328,9 @@ def div_scalar(a: Any, s: float) -> Any:
     if type(a) is not Tensor:
         return a / s
     return _binary(DivBackward1, a, s, np.asarray(a._data / s), None, s)
+
+
+# each Scalar overload's own copy of the number path (one_class_copy)
+_add1_number = one_class_copy(_binary_number)
+_sub1_number = one_class_copy(_binary_number)
+_mul1_number = one_class_copy(_binary_number)

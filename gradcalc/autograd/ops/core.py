@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .. import forward_ad, grad_mode
-from ..grad_mode import state
+from ..grad_mode import ALTERED, state
 from ..node import Node, make_node
 from ..tensor import Tensor, version_of
 
@@ -23,7 +23,7 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 def record(cls: type[Node], *inputs: Any) -> Any:
     """A new node of `cls` when this operation is to be recorded (grad mode on and an input requires grad)."""
-    if not state.grad_enabled:
+    if ALTERED and not state.grad_enabled:
         return forward_ad.record(cls, inputs, None) if grad_mode.forward_seen else None
     for t in inputs:
         if type(t) is Tensor and t._requires_grad:
@@ -73,7 +73,7 @@ def needs(node: Node, i: int) -> bool:
     """Whether input `i` of `node` wants a gradient (PyTorch's `needs_input_grad`): it has an edge, and,
     inside grad(outputs, inputs), that edge leads to one of the inputs."""
     n = node._next[i]
-    return n is not None and (state.wanted is None or n in state.wanted)
+    return n is not None and (not ALTERED or state.wanted is None or n in state.wanted)
 
 
 def operand(x: Any) -> Any:

@@ -25,7 +25,7 @@ import numpy as np
 from .. import forward_ad, grad_mode, spec
 from .. import saved as SV
 from ..defaults import default_float
-from ..grad_mode import state
+from ..grad_mode import ALTERED, state
 from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_argument, times
 from ..tensor import Tensor
@@ -219,13 +219,13 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
             data = forward(x._data)
         if type(data) is not np.ndarray:  # NumPy gives scalars for 0-d inputs
             data = np.asarray(data)
-        if not (x._requires_grad and state.grad_enabled):
+        if not (x._requires_grad and (not ALTERED or state.grad_enabled)):
             if grad_mode.forward_seen:
                 return forward_ad.unary(cls, x, Tensor._make(data, False, None))
             return Tensor._make(data, False, None)
         # `record` and `Node.save` inlined (node.make_node is the reference, slot by slot): these are the
         # hottest operations after arithmetic
-        node = _new(cls)
+        node = cls()
         node._next = (x.grad_fn or x._accumulator or x._accumulate_node(),)
         node._nrs = (x._output_nr,) if x._output_nr else None
         node._extras = None
