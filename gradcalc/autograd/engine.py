@@ -31,6 +31,7 @@ from .plan import (
     check_nan,
     fill_retained,
     free,
+    plan_pass,
     roots_of,
     sum_grads,
     tensors,
@@ -54,7 +55,7 @@ def run_backward(
     otherwise return the gradients that reach `inputs` (None for an input no gradient reached)."""
     if STAMP.origin is not None:  # a front end running: it keeps a record of this call (provenance.py)
         provenance.touched.clear()
-    return run_plan(Plan(roots, inputs, accumulate, allow_unused), retain_graph, create_graph, accumulate)
+    return run_plan(plan_pass(roots, inputs, accumulate, allow_unused), retain_graph, create_graph, accumulate)
 
 
 def run_plan(plan: Plan, retain_graph: bool, create_graph: bool, accumulate: bool) -> list[Tensor | None] | None:

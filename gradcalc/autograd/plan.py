@@ -173,81 +173,8 @@ class Plan:
 
     __slots__ = ("root_edges", "root_nodes", "deps", "buffers", "stored", "suspects", "inputs", "capture",
                  "captured", "wanted_leaves", "needed", "allow_unused")
-
-    def __init__(self, roots: list[tuple[Tensor, Tensor]], inputs: Sequence[Tensor] | None = None,
-                 accumulate: bool = True, allow_unused: bool = True) -> None:
-        """Plan the pass from `roots` (`roots_of`'s), aimed at `inputs` when given: grad()'s (read, not
-        accumulated) or backward(inputs=)'s (the only leaves accumulated into; a non-leaf among them
-        retains its gradient). Raises, before anything changed, whatever error the walk would meet."""
-        # One call for the four steps: grad() of a small graph (a second derivative) spends a good part of
-        # its time here, and each call more costs it. `edge_of` and `add_to_buffer` are written inline.
-        # -- 1. the roots
-        deps: dict[Node, int] = {}
-        buffers: dict[Node, Any] = {}
-        stored: set[int] = set()
-        root_nodes: list[Node] = []
-        root_edges: list[Node] = []
-        for t, g in roots:
-            node = t.grad_fn
-            nr = t._output_nr if node is not None else 0
-            if node is None:
-                node = t._accumulate_node()
-            root_edges.append(node)
-            if node not in deps:
-                deps[node] = 0
-                root_nodes.append(node)
-            if node.num_outputs == 1 and node not in buffers:
-                buffers[node] = g
-            else:
-                add_to_buffer(buffers, node, nr, g, False)
-            stored.add(id(g._data))
-        self.root_edges, self.root_nodes, self.deps, self.buffers, self.stored = (
-            root_edges, root_nodes, deps, buffers, stored)
-        # -- 2. reachability and dependencies
-        suspects = self.suspects = reach(root_nodes, deps)
-        # -- 3. the targets
-        capture: dict[Node, list[tuple[int, int]]] = {}
-        self.capture, self.inputs, self.allow_unused = capture, inputs, allow_unused
-        self.wanted_leaves: set[Node] | None = None
-        needed: set[Node] | None = None
-        if inputs is None:
-            self.captured: list[Tensor | None] = []
-        else:
-            for k, t in enumerate(inputs):
-                if type(t) is not Tensor and not isinstance(t, Tensor):
-                    raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
-                if not t._requires_grad:
-                    raise failure(f"inputs: element {k} does not require grad, so it has no gradient",
-                                  "input_no_grad", "One of the differentiated Tensors does not require grad",
-                                  index=k, tensor=t)
-                node = t.grad_fn
-                if node is None:
-                    node, nr = t._accumulate_node(), 0
-                else:
-                    nr = t._output_nr
-                    if accumulate:
-                        t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) .grad
-                places = capture.get(node)
-                if places is None:
-                    capture[node] = [(nr, k)]
-                else:
-                    places.append((nr, k))
-            if accumulate:
-                self.wanted_leaves = {n for n in capture if type(n) is AccumulateGrad}
-            # Every recorded node leads to some leaf's AccumulateGrad; when all those leaves are targets (and
-            # every target is a leaf), every node is needed, and the pruning pass can be skipped.
-            if not _all_leaves_wanted(capture, deps):
-                needed = _leading_to(set(capture), deps, root_nodes)
-            if not allow_unused:
-                for node, places in capture.items():
-                    if node not in deps:
-                        k = places[0][1]
-                        raise unused_error(k, inputs[k])
-            self.captured = [None] * len(inputs)
-        self.needed = needed
-        # -- 4. the checks
-        if suspects:
-            check(suspects, needed)
+    # No __init__: `plan_pass` and `plan_one` fill a `Plan()`, which is then made in C (type_call). One
+    # class for every plan, so that the walks' reads of its fields stay specialised.
 
     def check_unused(self) -> None:
         """After the walk: grad() without allow_unused fails for an input no gradient reached."""
@@ -263,17 +190,95 @@ class Plan:
         return None if needed is None else needed | set(self.capture)
 
 
+def plan_pass(roots: list[tuple[Tensor, Tensor]], inputs: Sequence[Tensor] | None = None,
+              accumulate: bool = True, allow_unused: bool = True) -> Plan:
+    """Plan the pass from `roots` (`roots_of`'s), aimed at `inputs` when given: grad()'s (read, not
+    accumulated) or backward(inputs=)'s (the only leaves accumulated into; a non-leaf among them
+    retains its gradient). Raises, before anything changed, whatever error the walk would meet."""
+    self = Plan()
+    # One call for the four steps: grad() of a small graph (a second derivative) spends a good part of
+    # its time here, and each call more costs it. `edge_of` and `add_to_buffer` are written inline.
+    # -- 1. the roots
+    deps: dict[Node, int] = {}
+    buffers: dict[Node, Any] = {}
+    stored: set[int] = set()
+    root_nodes: list[Node] = []
+    root_edges: list[Node] = []
+    for t, g in roots:
+        node = t.grad_fn
+        nr = t._output_nr if node is not None else 0
+        if node is None:
+            node = t._accumulate_node()
+        root_edges.append(node)
+        if node not in deps:
+            deps[node] = 0
+            root_nodes.append(node)
+        if node.num_outputs == 1 and node not in buffers:
+            buffers[node] = g
+        else:
+            add_to_buffer(buffers, node, nr, g, False)
+        stored.add(id(g._data))
+    self.root_edges, self.root_nodes, self.deps, self.buffers, self.stored = (
+        root_edges, root_nodes, deps, buffers, stored)
+    # -- 2. reachability and dependencies
+    suspects = self.suspects = reach(root_nodes, deps)
+    # -- 3. the targets
+    capture: dict[Node, list[tuple[int, int]]] = {}
+    self.capture, self.inputs, self.allow_unused = capture, inputs, allow_unused
+    self.wanted_leaves: set[Node] | None = None
+    needed: set[Node] | None = None
+    if inputs is None:
+        self.captured: list[Tensor | None] = []
+    else:
+        for k, t in enumerate(inputs):
+            if type(t) is not Tensor and not isinstance(t, Tensor):
+                raise TypeError(f"inputs: element {k} is a {type(t).__name__}, not a tensor")
+            if not t._requires_grad:
+                raise failure(f"inputs: element {k} does not require grad, so it has no gradient",
+                              "input_no_grad", "One of the differentiated Tensors does not require grad",
+                              index=k, tensor=t)
+            node = t.grad_fn
+            if node is None:
+                node, nr = t._accumulate_node(), 0
+            else:
+                nr = t._output_nr
+                if accumulate:
+                    t.retain_grad()  # as PyTorch: backward(inputs=[nonleaf]) fills (and keeps filling) .grad
+            places = capture.get(node)
+            if places is None:
+                capture[node] = [(nr, k)]
+            else:
+                places.append((nr, k))
+        if accumulate:
+            self.wanted_leaves = {n for n in capture if type(n) is AccumulateGrad}
+        # Every recorded node leads to some leaf's AccumulateGrad; when all those leaves are targets (and
+        # every target is a leaf), every node is needed, and the pruning pass can be skipped.
+        if not _all_leaves_wanted(capture, deps):
+            needed = _leading_to(set(capture), deps, root_nodes)
+        if not allow_unused:
+            for node, places in capture.items():
+                if node not in deps:
+                    k = places[0][1]
+                    raise unused_error(k, inputs[k])
+        self.captured = [None] * len(inputs)
+    self.needed = needed
+    # -- 4. the checks
+    if suspects:
+        check(suspects, needed)
+    return self
+
+
 def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
-    """`Plan([(out, g)], [inp], accumulate=False, allow_unused)` for grad() of one output with respect to one
+    """`plan_pass([(out, g)], [inp], accumulate=False, allow_unused)` for grad() of one output with respect to one
     input, the commonest call (a second derivative makes two): the same fields in fewer steps, without the
     loops over roots and inputs. `out` requires grad (roots_of's check); anything rarer than one output of a
-    node with one output, and an input that does not require grad (its error), takes Plan's steps.
+    node with one output, and an input that does not require grad (its error), takes plan_pass's steps.
     tests/engine/test_plan.py compares every field with Plan's over many graphs."""
     node = out.grad_fn
     if node is None:
         node = out._accumulate_node()
     if node.num_outputs != 1 or not inp._requires_grad:
-        return Plan([(out, g)], [inp], False, allow_unused)
+        return plan_pass([(out, g)], [inp], False, allow_unused)
     deps = {node: 0}
     roots = [node]  # the root edges, the root nodes and reach's start alike: nobody changes it
     suspects = reach(roots, deps)
@@ -294,7 +299,7 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
         needed = _leading_to({target}, deps, roots)
     if not allow_unused and target not in deps:
         raise unused_error(0, inp)
-    plan = _OnePlan()
+    plan = Plan()
     plan.root_edges, plan.root_nodes, plan.deps, plan.buffers, plan.stored = roots, roots, deps, {node: g}, {
         id(g._data)}
     plan.suspects, plan.inputs, plan.allow_unused, plan.wanted_leaves, plan.needed = (
@@ -306,14 +311,6 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
 
 
 _new = object.__new__
-
-
-class _OnePlan(Plan):
-    """A Plan that plan_one fills: the class exists for its constructor, object's own (`_OnePlan()` is made in
-    C, without Plan's steps or object.__new__'s argument tuple)."""
-
-    __slots__ = ()
-    __init__ = object.__init__  # type: ignore[assignment]
 
 
 def _all_leaves_wanted(capture: dict[Node, Any], deps: dict[Node, int]) -> bool:

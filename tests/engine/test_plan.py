@@ -1,4 +1,4 @@
-"""plan.plan_one, grad()'s planner for one output and one input, against Plan, the reference: over many generated
+"""plan.plan_one, grad()'s planner for one output and one input, against plan_pass, the reference: over many generated
 graphs (chains, branches, several leaves of which some are not targets, non-leaf inputs, second outputs of a
 node, unused inputs, saved tensors changed in place, graphs freed by an earlier backward) both plan every field
 alike, or raise the same error; and grad() through the fast path gives what PyTorch gives."""
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from gradcalc.autograd.plan import Plan, plan_one
+from gradcalc.autograd.plan import plan_one, plan_pass
 from gradcalc.autograd.tensor import Tensor
 
 FIELDS = ("root_edges", "root_nodes", "deps", "buffers", "stored", "suspects", "inputs", "capture", "captured",
@@ -79,7 +79,7 @@ def test_plan_one_is_plan(seed: int) -> None:
     inp = rng.choice(pool)
     allow_unused = rng.random() < 0.5
     g = Tensor._make(np.array(1.0), False, None)
-    expected = _outcome(lambda: Plan([(out, g)], [inp], False, allow_unused))
+    expected = _outcome(lambda: plan_pass([(out, g)], [inp], False, allow_unused))
     got = _outcome(lambda: plan_one(out, g, inp, allow_unused))
     assert got == expected
 
@@ -90,7 +90,7 @@ def test_plan_one_freed_graph_fails_as_plan() -> None:
     y.backward()
     g = Tensor._make(np.array(1.0), False, None)
     with pytest.raises(RuntimeError) as a:
-        Plan([(y, g)], [x], False, False)
+        plan_pass([(y, g)], [x], False, False)
     with pytest.raises(RuntimeError) as b:
         plan_one(y, g, x, False)
     assert str(a.value) == str(b.value)
