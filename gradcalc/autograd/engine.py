@@ -127,7 +127,9 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
         ready = [node for node in root_nodes if deps[node] == 0]
     while True:
         if carry is not None:
-            node, grads, carry, carried = carry, carried, None, None
+            node = carry
+            grads = carried
+            carry = carried = None
         elif ready:
             node = ready.pop()
             grads = buffers.pop(node, None)

@@ -12,6 +12,7 @@ cyclic garbage collector finds nothing to do, and a graph dies as soon as its ro
 from __future__ import annotations
 
 import threading
+import types
 import weakref
 from typing import Any
 
@@ -34,8 +35,8 @@ from .tensor import Tensor
 # Names this module held before they moved below it, where the operations still import them from.
 __all__ = [
     "ACCUMULATE_SEQ", "FREED", "LATE_COUNTER", "NOTHING", "SEQ", "STAMP", "AccumulateGrad", "AnomalyTrace", "Node",
-    "SavedOutput", "edge_of", "freed_error", "freed_message", "make_node", "may_be_stale", "next_seq", "release_saved",
-    "set_anomaly_context",
+    "SavedOutput", "edge_of", "freed_error", "freed_message", "make_node", "may_be_stale", "next_seq", "one_class_copy",
+    "release_saved", "set_anomaly_context",
     "set_origin", "traceback_of_forward", "version_error", "version_mismatch",
 ]
 
@@ -68,6 +69,16 @@ def make_node(cls: type[Node], nexts: tuple, nrs: tuple[int, ...] | None) -> Nod
     return node
 
 
+
+
+def one_class_copy(fn: Any) -> Any:
+    """A copy of `fn` with inline caches of its own, for a call site that always passes nodes of the same class.
+    CPython specialises an attribute load or store for ONE type per instruction: code shared by nodes of many
+    classes (ops/binary.py's `_binary` and `_binary_number`, which write ten slots of the node they make;
+    `Node.unpack_saved`, inherited by every class) falls back to the generic lookup at each (about 170
+    instructions more a slot, measured). The hottest sites get their own copy, which stays specialised: the
+    same code and behaviour (tests/engine/test_node_constructor.py checks the recording paths slot by slot)."""
+    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def edge_of(t: Tensor) -> Node:

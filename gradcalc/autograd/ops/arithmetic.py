@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import saved as SV
 from .. import spec
-from ..node import NOTHING, Node, SavedOutput
+from ..node import NOTHING, Node, SavedOutput, one_class_copy
 from ..reasons import worded
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_operand, times
 from ..tensor import Tensor
@@ -27,7 +27,6 @@ from .binary import (
     _shape,
     integral_promoted,
     mul_scalar,
-    one_class_copy,
     plus,
     scaled,
     sub_scalar,
@@ -268,6 +267,7 @@ def _mul_batched(self: Node, g: Any) -> tuple:
 )
 class MulBackward0(_Binary):
     __slots__ = ()
+    unpack_saved = one_class_copy(Node.unpack_saved)  # (node.one_class_copy: a formula run on every backward)
 
     def apply(self, g: Tensor) -> tuple:
         if self._saved is NOTHING:  # times a number, kept in `other`
@@ -395,6 +395,7 @@ class PowBackward0(_Binary):
     """x ** number."""
 
     __slots__ = ()
+    unpack_saved = one_class_copy(Node.unpack_saved)  # (node.one_class_copy)
     number_edge = False
 
     def apply(self, g: Tensor) -> tuple:

@@ -8,7 +8,6 @@ operand is a constant: it gets no edge, and its gradient is never computed.
 
 from __future__ import annotations
 
-import types
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 from .. import forward_ad, grad_mode, spec
 from ..defaults import FLOAT64, default_float
 from ..grad_mode import ALTERED, state
-from ..node import NOTHING, SEQ, STAMP, Node
+from ..node import NOTHING, SEQ, STAMP, Node, one_class_copy
 from ..tensor import Tensor
 from .sums import sum_to
 
@@ -224,15 +223,6 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
     t._retains_grad = False
     t._inference = grad_mode.inference_seen and state.inference
     return t
-
-
-def one_class_copy(fn: Any) -> Any:
-    """A copy of `fn` (`_binary`, `_binary_number`) with inline caches of its own, for a call site that always
-    passes the same node class. CPython specialises an attribute store for ONE type per instruction; these
-    paths write ten slots of the node they make, and a copy shared by nodes of several classes falls back to
-    the generic store at each (about 170 instructions more a slot, measured). A site's own copy keeps them
-    specialised: the same code, the same behaviour, checked slot by slot by tests/engine/test_node_constructor.py."""
-    return types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 # -- the Scalar overloads backward formulas record ----------------------------------------------------------
