@@ -110,8 +110,9 @@ def plain_walk(plan: Plan, accumulate: bool, retain_graph: bool, create_graph: b
     ready runs next. The hottest loop of the engine: plan.py's steps at a node are written inline where a
     call would cost (adding to a buffer, freeing saved values), and say so. With `held`, what outlives the
     walk (`.grad` writes, freeing) is held back for `held.commit` (interrupts.GUARD.atomic)."""
-    deps, buffers, stored = plan.deps, plan.buffers, plan.stored
-    capture, captured, wanted_leaves, needed = plan.capture, plan.captured, plan.wanted_leaves, plan.needed
+    deps, buffers, stored = plan.deps, plan.buffers, plan.stored  # (three at most: more pack a tuple)
+    capture, captured = plan.capture, plan.captured
+    wanted_leaves, needed = plan.wanted_leaves, plan.needed
     root_nodes = plan.root_nodes
     extras = hooks.extras_made  # (no user code runs in this walk: nobody makes one midway)
     raw = not create_graph  # a plain backward runs formulas on bare arrays where the node allows it

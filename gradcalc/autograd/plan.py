@@ -299,12 +299,19 @@ def plan_one(out: Tensor, g: Tensor, inp: Tensor, allow_unused: bool) -> Plan:
         needed = _leading_to({target}, deps, roots)
     if not allow_unused and target not in deps:
         raise unused_error(0, inp)
+    # one store a field (an assignment of more than three names at once packs and unpacks a tuple)
     plan = Plan()
-    plan.root_edges, plan.root_nodes, plan.deps, plan.buffers, plan.stored = roots, roots, deps, {node: g}, {
-        id(g._data)}
-    plan.suspects, plan.inputs, plan.allow_unused, plan.wanted_leaves, plan.needed = (
-        suspects, [inp], allow_unused, None, needed)
-    plan.capture, plan.captured = capture, [None]
+    plan.root_edges = plan.root_nodes = roots
+    plan.deps = deps
+    plan.buffers = {node: g}
+    plan.stored = {id(g._data)}
+    plan.suspects = suspects
+    plan.inputs = [inp]
+    plan.allow_unused = allow_unused
+    plan.wanted_leaves = None
+    plan.needed = needed
+    plan.capture = capture
+    plan.captured = [None]
     if suspects:
         check(suspects, needed)
     return plan
