@@ -411,9 +411,9 @@ class PowBackward0(_Binary):
                     # derivative runs this formula under create_graph, and every call is paid there
                     q = p - 1
                     d = x._data
-                    f = _pow_number(PowBackward0, x, q, (d if d.ndim else d[()]) ** q, (x,), q)
-                    d = f._data
-                    return (_mul(g, _mul1_number(MulBackward1, f, p, (d if d.ndim else d[()]) * p, None, p)),)
+                    fd = (d if d.ndim else d[()]) ** q  # x.pow(p - 1)'s values (a NumPy scalar for a 0-d x),
+                    f = _pow_number(PowBackward0, x, q, fd, (x,), q)  # which f holds as an array
+                    return (_mul(g, _mul1_number(MulBackward1, f, p, fd * p, None, p)),)
                 return (_mul(g, mul_scalar(_pow(x, p - 1), p)),)
             return (g * mul_scalar(x ** (p - 1), p),)  # (batched tensors: their own operators)
         f = mul_scalar(x ** (p - 1), p)  # PyTorch's grad * (p * x.pow(p - 1))
