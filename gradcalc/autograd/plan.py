@@ -81,7 +81,9 @@ def implied_gradient(t: Tensor) -> Tensor:
     """The gradient a single-element output starts from when none is given: ones of its shape."""
     d = t._data
     one = _array(1, d.dtype)  # np.ones is a Python function: ten times the cost here
-    g = _new(Tensor)  # Tensor._make inlined (the reference, field by field): grad() pays it on every call
+    # Tensor._make inlined (the reference, field by field; tests/engine/test_node_constructor.py compares every
+    # slot): grad() pays it on every call
+    g = _new(Tensor)
     g._data = one if not d.ndim else one.reshape(d.shape)
     g._requires_grad = False
     g._grad = None
