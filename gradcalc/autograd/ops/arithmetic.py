@@ -70,7 +70,8 @@ def add(a: Any, b: Any) -> Tensor:
             if type(b) is float:
                 return _add_number(AddBackward0, a, b, ad + b, None, None)
             if type(b) is Tensor and a._data.dtype is b._data.dtype:
-                return _add_binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None)
+                return _add_binary(AddBackward0, a, b, ad + (b._data if b._data.ndim else b._data[()]), None, None,
+                                   True)
         ad, bd = binary_operands(a, b)
         return _add_binary(AddBackward0, a, b, ad + bd, None, None)
     except ValueError as exc:  # shapes that do not broadcast (a `try` costs nothing until it catches)
@@ -302,7 +303,7 @@ def mul(a: Any, b: Any) -> Tensor:
                     raise broadcast_error(exc, a, b) from None
                 # each input's gradient needs the other input: save only what will be needed
                 return _mul_binary(MulBackward0, a, b, data, (a if b._requires_grad else None,
-                                                          b if a._requires_grad else None), None)
+                                                          b if a._requires_grad else None), None, True)
     ad, bd = binary_operands(a, b)
     try:
         data = ad * bd

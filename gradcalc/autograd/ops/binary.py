@@ -81,16 +81,19 @@ def integral_promoted(data: np.ndarray, a: Any, b: Any) -> np.ndarray:
     return data if want == FLOAT64 else data.astype(want)
 
 
-def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any) -> Tensor:
+def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, other: Any,
+            same: bool = False) -> Tensor:
     """The result of a binary operation, recorded when grad mode is on and an input requires grad.
 
     `record`, `result` and `Node.save` are inlined here (node.make_node is the reference, slot by slot): this
     is the engine's hottest path, and every call and object it avoids is paid once per operation of every
     user's graph. (Callers pass every argument by position for the same reason: keywords cost as much as two
-    attribute stores.)"""
+    attribute stores.) `same`: both operands are tensors of one dtype (the caller checked), so the result
+    needs no promotion, and its dtype is not read."""
     if type(data) is not _ndarray:
         data = _asarray(data)
-    if data.dtype is _F64 and (type(a) is not Tensor or a._data.dtype is not _F64):  # (rare: integral operands)
+    # (rare: integral operands)
+    if not same and data.dtype is _F64 and (type(a) is not Tensor or a._data.dtype is not _F64):
         data = integral_promoted(data, a, b)
     ta = type(a) is Tensor and a._requires_grad
     tb = type(b) is Tensor and b._requires_grad
