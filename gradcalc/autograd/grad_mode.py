@@ -16,15 +16,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 import warnings
+from _thread import _local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _ThreadState(threading.local):
+class _ThreadState(_local):
     grad_enabled: bool = True
     inference: bool = False
     inference_grad: bool = False
@@ -320,7 +320,7 @@ class _Stamp:
 
 
 STAMP = _Stamp()
-_anomaly_context = threading.local()
+_anomaly_context = _local()
 
 
 def traceback_of_forward() -> Any:

@@ -15,7 +15,7 @@ sees):
 
 from __future__ import annotations
 
-import threading
+from _thread import _local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -319,7 +319,7 @@ def details(node: Node) -> list[SavedDetail]:
 
 
 # -- saved_tensors_hooks -------------------------------------------------------------------------------------
-_hooks = threading.local()  # the thread's stack of (pack_hook, unpack_hook) pairs
+_hooks = _local()  # the thread's stack of (pack_hook, unpack_hook) pairs
 
 
 def active_pair() -> tuple[Callable, Callable, bool] | None:

@@ -6,9 +6,9 @@ Operations live in `ops/`; each module there lists the methods and operators it 
 
 from __future__ import annotations
 
-import threading
 import warnings
 import weakref as _weakref
+from _thread import allocate_lock  # what threading.Lock is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ FLOATING = (float64, float32)
 
 
 _new = object.__new__
-_accumulator_lock = threading.Lock()
+_accumulator_lock = allocate_lock()
 
 
 class Size(tuple):
