@@ -18,7 +18,6 @@ from .. import spec
 from ..differentiate import tensor_backward
 from ..tensor import Tensor
 from . import (
-    activations,
     arithmetic,
     basic,
     binary,
@@ -27,7 +26,6 @@ from . import (
     elementwise,
     indexing,
     inplace,
-    joins,
     lazy,
     linalg,
     nn,
@@ -36,7 +34,6 @@ from . import (
     reductions,
     reorder,
     shape,
-    softmax,
     spellings,
     sums,
     unary,
@@ -46,8 +43,8 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 # (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, joins, sums, binary, unary, elementwise, arithmetic, reductions, softmax, linalg, inplace,
-    indexing, reorder, nn, activations, creation, device, random, spellings, predicates,
+    basic, shape, sums, binary, unary, elementwise, arithmetic, reductions, linalg, inplace,
+    indexing, reorder, nn, creation, device, random, spellings, predicates,
 )
 
 

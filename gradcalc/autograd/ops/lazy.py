@@ -25,7 +25,8 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
-    "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products",
+    "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
+    "joins",
 )
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
@@ -152,6 +153,18 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'scaled_products': (
         ('addbmm', 'addmv', 'addr', 'baddbmm'),
         ('addbmm', 'addmv', 'addr', 'baddbmm'),
+    ),
+    'activations': (
+        ('selu',),
+        (),
+    ),
+    'softmax': (
+        ('log_softmax', 'logsumexp', 'softmax'),
+        ('log_softmax', 'logsumexp', 'softmax'),
+    ),
+    'joins': (
+        ('cat', 'chunk', 'concat', 'concatenate', 'split', 'stack', 'unbind'),
+        ('chunk', 'split', 'unbind'),
     ),
 }
 
