@@ -90,3 +90,35 @@ def test_the_language_cold_start_loads_no_family() -> None:
 
 def test_a_deferred_name_is_listed_before_it_loads() -> None:
     assert "conv2d" in gradcalc.__all__ and "cumsum" in dir(gradcalc)
+
+
+TABLES = """
+import copy, json, sys
+import gradcalc
+FAMILIES = [f"gradcalc.autograd.ops.{m}" for m in ("linalg", "nn", "predicates", "reorder")]
+loaded = lambda: [m.rpartition(".")[2] for m in FAMILIES if m in sys.modules]
+report = {"at_start": loaded()}
+x = gradcalc.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+report["matmul"] = (x @ x).tolist()  # an operator (Tensor.__matmul__, in linalg's METHODS table) from a cold start
+report["rmatmul"] = x.__rmatmul__(gradcalc.eye(2)).tolist()
+report["copy"] = copy.deepcopy(x).requires_grad  # Tensor.__deepcopy__, nn's table
+report["isinf"] = gradcalc.isinf(gradcalc.tensor([1.0, float("inf")])).tolist()  # predicates' FUNCTIONS
+y = gradcalc.zeros(3)
+report["index_add_"] = y.index_add_(0, gradcalc.tensor([0, 2]), gradcalc.tensor([1.0, 2.0])).tolist()  # reorder
+report["loaded"] = loaded()
+print(json.dumps(report))
+"""
+
+
+def test_a_familys_tables_load_it_at_first_use() -> None:
+    """Names a deferred family installs outside its specs (an operator, a method, a function of its tables) work
+    from a cold start, loading it."""
+    out = subprocess.run([sys.executable, "-c", TABLES], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["at_start"] == []
+    assert report["matmul"] == [[7.0, 10.0], [15.0, 22.0]]
+    assert report["rmatmul"] == [[1.0, 2.0], [3.0, 4.0]]
+    assert report["copy"] is True
+    assert report["isinf"] == [False, True]
+    assert report["index_add_"] == [1.0, 0.0, 2.0]
+    assert report["loaded"] == ["linalg", "nn", "predicates", "reorder"]

@@ -27,12 +27,8 @@ from . import (
     indexing,
     inplace,
     lazy,
-    linalg,
-    nn,
-    predicates,
     random,
     reductions,
-    reorder,
     shape,
     spellings,
     sums,
@@ -43,8 +39,8 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 # (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, sums, binary, unary, elementwise, arithmetic, reductions, linalg, inplace,
-    indexing, reorder, nn, creation, device, random, spellings, predicates,
+    basic, shape, sums, binary, unary, elementwise, arithmetic, reductions, inplace, indexing, creation, device,
+    random, spellings,
 )
 
 
@@ -59,7 +55,7 @@ FUNCTIONS: dict = {}
 def install(op: spec.OpSpec) -> None:
     """Make operation `op` reachable: `gradcalc.<name>`, `Tensor.<name>` and `Tensor.<name>_` as its spec says."""
     module = sys.modules.get(op.raw.__module__)
-    if op.raw.__module__.rpartition(".")[2] in lazy.DEFERRED and getattr(module, "warnings", None) is warnings:
+    if getattr(module, "warnings", None) is warnings and op.raw.__module__.rpartition(".")[2] in _DEFERRED:
         module.warnings = _Warnings()  # type: ignore[union-attr]  # a family loading now (lazy.py): as below
     for name in op.names:
         if op.top_level:
@@ -71,6 +67,7 @@ def install(op: spec.OpSpec) -> None:
         setattr(Tensor, f"{op.name}_", spec.public(f"{op.name}_", method))
 
 
+_DEFERRED = frozenset(lazy.DEFERRED)
 for _op in spec.OPS.values():
     install(_op)
 # an operation registered from now on (a deferred family's, a contributor's, a test's) is installed as it comes
@@ -91,16 +88,30 @@ def _public(name: str, fn: object) -> object:
     return spec.raw_of(fn) if name in RAW_OPERATORS else spec.public(name, spec.raw_of(fn))
 
 
+_TABLES_DONE: set[str] = set()
+
+
+def install_tables(module: ModuleType) -> None:
+    """Install a module's `FUNCTIONS`, `METHODS` and `PROPERTIES` (once): at import for `MODULES`, and when a
+    deferred family loads (lazy.py calls it through `lazy.TABLES`)."""
+    if module.__name__ in _TABLES_DONE:
+        return
+    _TABLES_DONE.add(module.__name__)
+    FUNCTIONS.update((name, _spelled(name, _public(name, fn))) for name, fn in getattr(module, "FUNCTIONS", {}).items())
+    for name, fn in getattr(module, "METHODS", {}).items():
+        setattr(Tensor, name, _spelled(name, _public(name, fn)))
+    for name, fn in getattr(module, "PROPERTIES", {}).items():
+        setattr(Tensor, name, property(fn))  # (a batched tensor has its own: batched_tensor.py)
+    if module.__name__.rpartition(".")[2] in _DEFERRED and getattr(module, "warnings", None) is warnings:
+        module.warnings = _Warnings()  # type: ignore[attr-defined]  # a family loading now: as below
+
+
 for _module in MODULES:
-    FUNCTIONS.update((_name, _spelled(_name, _public(_name, _fn)))
-                     for _name, _fn in getattr(_module, "FUNCTIONS", {}).items())
-    for _name, _fn in getattr(_module, "METHODS", {}).items():
-        setattr(Tensor, _name, _spelled(_name, _public(_name, _fn)))
-    for _name, _fn in getattr(_module, "PROPERTIES", {}).items():
-        setattr(Tensor, _name, property(_fn))  # (a batched tensor has its own: batched_tensor.py)
+    install_tables(_module)
 
 Tensor.backward = tensor_backward  # type: ignore[attr-defined]
 lazy.install(FUNCTIONS, Tensor)  # the deferred families' names, each loading its family at first use
+lazy.TABLES = install_tables
 
 
 class _Warnings:

@@ -8,9 +8,10 @@ module, whose specs install the real functions over every `Deferred` of the fami
 on as if they had been there. Listing them (`dir`, completion, the language's built-ins) loads nothing.
 
 `INDEX` is derived from the specs, not written by hand: `main()` rewrites it, and tests/engine/test_lazy.py fails,
-saying so, when it differs from what the modules register. A module that adds
-names outside its specs (a `FUNCTIONS`, `METHODS` or `PROPERTIES` table) cannot be deferred: those are
-installed at start-up.
+saying so, when it differs from what the modules register. A family may also add names outside its specs (a
+`FUNCTIONS`, `METHODS` or `PROPERTIES` table, as the families loaded at start-up do): INDEX lists them too, and
+they are installed when the first use of one of the family's names loads it (`TABLES`, which ops/__init__.py
+hands down; importing the module by itself installs only its specs' names).
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ DEFERRED = (
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
     "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
-    "joins",
+    "joins", "reorder", "linalg", "nn", "predicates",
 )
+
+# ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables (once)
+TABLES: Callable[[Any], None] | None = None
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
 INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -166,6 +170,22 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('cat', 'chunk', 'concat', 'concatenate', 'split', 'stack', 'unbind'),
         ('chunk', 'split', 'unbind'),
     ),
+    'reorder': (
+        ('argsort', 'diag', 'index_add', 'moveaxis', 'movedim', 'nonzero', 'sort', 'topk'),
+        ('argsort', 'diag', 'index_add', 'index_add_', 'moveaxis', 'movedim', 'nonzero', 'sort', 'topk'),
+    ),
+    'linalg': (
+        ('bmm', 'dot', 'ger', 'matmul', 'mm', 'mv', 'outer'),
+        ('__matmul__', '__rmatmul__', 'bmm', 'dot', 'ger', 'matmul', 'mm', 'mv', 'outer'),
+    ),
+    'nn': (
+        ('addmm',),
+        ('__deepcopy__', 'addmm'),
+    ),
+    'predicates': (
+        ('isclose', 'isfinite', 'isinf', 'isneginf', 'isposinf', 'nan_to_num'),
+        ('isclose', 'isfinite', 'isinf', 'isneginf', 'isposinf', 'nan_to_num', 'nan_to_num_'),
+    ),
 }
 
 
@@ -181,7 +201,9 @@ class Deferred:
 
     def load(self, owner: type | None = None) -> Any:
         """Import the family, and return what now stands under this name (the function, or `owner`'s method)."""
-        importlib.import_module(f"{__package__}.{self.module}")
+        module = importlib.import_module(f"{__package__}.{self.module}")
+        if TABLES is not None:
+            TABLES(module)
         real = self.table.get(self.name) if self.table is not None else vars(owner).get(self.name)
         if real is self or real is None:  # INDEX out of date (test_lazy.py says so): never loop
             raise AttributeError(f"module 'gradcalc' has no attribute {self.name!r}")
@@ -228,13 +250,21 @@ def install(functions: MutableMapping[str, Any], tensor: type) -> None:
 
 def load_all() -> None:
     """Import every deferred family (what enumerates the specs themselves calls it: vmap's tables, tests)."""
-    for module in DEFERRED:
-        importlib.import_module(f"{__package__}.{module}")
+    for name in DEFERRED:
+        module = importlib.import_module(f"{__package__}.{name}")
+        if TABLES is not None:
+            TABLES(module)
 
 
 def index_of(ops: Callable[[], Any]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """INDEX as the specs make it: `ops()` gives the registered OpSpecs once every family is loaded."""
+    """INDEX as the specs (and the families' tables) make it: `ops()` gives the registered OpSpecs once every
+    family is loaded."""
     out: dict[str, tuple[list[str], list[str]]] = {m: ([], []) for m in DEFERRED}
+    for m, (names, methods) in out.items():
+        module = importlib.import_module(f"{__package__}.{m}")
+        names.extend(getattr(module, "FUNCTIONS", {}))
+        methods.extend(getattr(module, "METHODS", {}))
+        methods.extend(getattr(module, "PROPERTIES", {}))
     for op in ops():
         module = op.raw.__module__.rpartition(".")[2]
         if module not in out:
@@ -246,7 +276,7 @@ def index_of(ops: Callable[[], Any]) -> dict[str, tuple[tuple[str, ...], tuple[s
             methods.extend(op.names)
         if op.inplace:
             methods.append(f"{op.name}_")
-    return {m: (tuple(sorted(f)), tuple(sorted(x))) for m, (f, x) in out.items()}
+    return {m: (tuple(sorted(set(f))), tuple(sorted(set(x)))) for m, (f, x) in out.items()}
 
 
 def render(index: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> str:
