@@ -18,7 +18,7 @@ from __future__ import annotations
 from _thread import _local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -285,16 +285,24 @@ def saved_mapping(node: Node) -> Mapping[str, Any]:
     return MappingProxyType(out)
 
 
-class SavedDetail(NamedTuple):
+class SavedDetail:
     """One value a node saved, as a display (the language's `graph`) shows it: read without checks and
     without running unpack hooks, so that showing a graph never fails nor runs user code."""
 
-    name: str  # PyTorch's name (`self`, `other`, `result`...), or `saved_tensors[i]` for a custom Function
-    value: Any  # the tensor as saved, a value that is not a tensor, None, or FREED_VALUE once freed
-    is_tensor: bool
-    saved_version: int | None  # the tensor's version when it was saved (None: not a tensor, freed, packed)
-    version: int | None  # the tensor's version now
-    packed: bool = False  # kept by saved_tensors_hooks: `value` is None (reading it runs the unpack hook)
+    # a plain class rather than a NamedTuple: making one of those compiles code, at every start-up
+    __slots__ = ("name", "value", "is_tensor", "saved_version", "version", "packed")
+
+    def __init__(self, name: str, value: Any, is_tensor: bool, saved_version: int | None, version: int | None,
+                 packed: bool = False) -> None:
+        self.name = name  # PyTorch's name (`self`, `other`, `result`...), or `saved_tensors[i]` for a custom Function
+        self.value = value  # the tensor as saved, a value that is not a tensor, None, or FREED_VALUE once freed
+        self.is_tensor = is_tensor
+        self.saved_version = saved_version  # the tensor's version when it was saved (None: not a tensor, freed, packed)
+        self.version = version  # the tensor's version now
+        self.packed = packed  # kept by saved_tensors_hooks: `value` is None (reading it runs the unpack hook)
+
+    def __repr__(self) -> str:
+        return f"SavedDetail({self.name!r}, {self.value!r}, saved_version={self.saved_version}, version={self.version})"
 
 
 def details(node: Node) -> list[SavedDetail]:
