@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import collector, forward_ad
+from . import collector
 from .differentiate import backward, grad
 from .grad_mode import (
     detect_anomaly,
@@ -30,9 +30,10 @@ from .tensor import Tensor
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
-# These load when first used: a cold start needs none of them (`graph`, `functional`: submodules, which an
-# import of them sets as attributes too; `Function`: custom functions)
-_LAZY = {"functional": "functional", "graph": "graph", "Function": "function", "FunctionCtx": "function"}
+# These load when first used: a cold start needs none of them (`graph`, `functional`, `forward_ad`: submodules,
+# which an import of them sets as attributes too; `Function`: custom functions)
+_LAZY = {"functional": "functional", "graph": "graph", "forward_ad": "forward_ad", "Function": "function",
+         "FunctionCtx": "function"}
 
 
 def __getattr__(name: str) -> object:

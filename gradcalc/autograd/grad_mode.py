@@ -67,6 +67,9 @@ inference_seen = False
 # True once a forward-AD dual level was ever opened (autograd/forward_ad.py): until then operations skip
 # looking for tangents on their inputs
 forward_seen = False
+# The forward_ad module, once it has loaded (it hands itself down here): the operations reach it through this name,
+# only once `forward_seen`, so that forward AD stays off the start-up path
+forward_ad: Any = None
 
 
 _STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted",

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from . import forward_ad
 from .differentiate import grad
 from .tensor import Tensor
 
@@ -210,7 +209,8 @@ def _compare(analytic: list, numerical: list, outs: tuple[Tensor, ...], args: tu
 def _forward_jacobian(func: Callable[..., Any], args: tuple, checked: list[int],
                       outs: tuple[Tensor, ...]) -> list[list[np.ndarray]]:
     """Per output and checked input, the Jacobian by forward mode: one JVP per input element."""
-    fw = forward_ad
+    from . import forward_ad as fw  # (here: forward AD loads at its first use, off the start-up path)
+
     jac = [[np.zeros((o._data.size, args[k]._data.size)) for k in checked] for o in outs]
     for c, k in enumerate(checked):
         x = args[k]

@@ -4,8 +4,11 @@ start-up loads none of them, and every name of each works from a cold start as i
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
+
+import pytest
 
 import gradcalc
 from gradcalc.autograd import spec
@@ -122,3 +125,33 @@ def test_a_familys_tables_load_it_at_first_use() -> None:
     assert report["isinf"] == [False, True]
     assert report["index_add_"] == [1.0, 0.0, 2.0]
     assert report["loaded"] == ["linalg", "nn", "predicates", "reorder"]
+
+
+FORWARD = """
+import json, sys
+import gradcalc
+from gradcalc.autograd import spec
+from gradcalc.autograd.ops import lazy
+report = {"at_start": "gradcalc.autograd.forward_ad" in sys.modules}
+fw = gradcalc.autograd.forward_ad  # PyTorch's submodule, loaded by its first use
+with fw.dual_level():
+    f64 = gradcalc.float64
+    x = fw.make_dual(gradcalc.tensor([0.5, 2.0], dtype=f64), gradcalc.tensor([1.0, 1.0], dtype=f64))
+    report["tangent"] = fw.unpack_dual((x * x).exp()).tangent.tolist()
+lazy.load_all()  # families loaded after forward_ad: their specs get its double_vjp too
+report["markers"] = [c.__name__ for c, s in spec.NODES.items() if spec.DOUBLE_VJP in (s.jvp, c.jvp_rule)]
+report["double_vjp"] = sorted(cls.__name__ for cls, s in spec.NODES.items() if s.jvp is fw.double_vjp)
+print(json.dumps(report))
+"""
+
+
+def test_forward_ad_loads_at_first_use() -> None:
+    """forward_ad is not loaded at start-up; its first use loads it, and every spec that names its double_vjp
+    (spec.DOUBLE_VJP), before or after, then has the rule itself."""
+    out = subprocess.run([sys.executable, "-c", FORWARD], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["at_start"] is False
+    # d/dx exp(x^2) = 2x exp(x^2), times the tangent 1
+    assert report["tangent"] == pytest.approx([2 * 0.5 * math.exp(0.25), 2 * 2.0 * math.exp(4.0)], rel=1e-12)
+    assert report["markers"] == []
+    assert "ProdOthersBackward" in report["double_vjp"] and "NativeLayerNormBackwardBackward0" in report["double_vjp"]

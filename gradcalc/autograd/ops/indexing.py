@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, spec
+from .. import grad_mode, spec
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import Node
@@ -247,7 +247,8 @@ def getitem(x: Tensor, idx: Any) -> Tensor:
         return S.select(x, 0, idx) if x._data.ndim else _zero_dim_index()
     plan = _plan(x._data.shape, idx, reading=True)
     # nothing to record (and no tangent to carry): one NumPy index
-    if not (x._requires_grad and state.grad_enabled) and not (grad_mode.forward_seen and forward_ad.carries(x)):
+    if not (x._requires_grad and state.grad_enabled) and not (
+            grad_mode.forward_seen and grad_mode.forward_ad.carries(x)):
         data = plan.take(x._data)
         if plan.adv is not None:
             return Tensor._make(data, False, None)

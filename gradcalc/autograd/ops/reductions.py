@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, spec
 from .. import saved as SV
+from .. import spec
 from ..node import NOTHING, Node, SavedOutput
 from ..tensor import Tensor
 from . import shape as S
@@ -170,7 +170,7 @@ def _prod_others_np(d: np.ndarray, axis: int) -> np.ndarray:
     formula={"self": "sum over i of grad_i * prod of self_j (j not i, k)"},
     # only a create_graph gradient of a product over zeros reaches it: its Jacobian (products of all but two
     # elements) has no simpler tangent than its own transpose, which the double-vjp takes exactly
-    jvp=forward_ad.double_vjp,
+    jvp=spec.DOUBLE_VJP,
 )
 class ProdOthersBackward(Node):
     """The derivative of `prod_others`: d E_i / d x_k = the product of all but x_i and x_k (k != i).

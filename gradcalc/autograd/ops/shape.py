@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, spec
+from .. import grad_mode, spec
 from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor, Version
@@ -589,7 +589,7 @@ def _squeeze_(x: Tensor, dim: int) -> Tensor:
     version.value = 1
     data = np.squeeze(x._data, axis=removed) if removed else x._data
     if node is not None and grad_mode.forward_seen:
-        return forward_ad.output(data, node, version)
+        return grad_mode.forward_ad.output(data, node, version)
     return Tensor._make(data, node is not None, node, version)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, spec
+from .. import grad_mode, spec
 from .. import saved as SV
 from ..defaults import default_float
 from ..grad_mode import state
@@ -221,7 +221,7 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
             data = np.asarray(data)
         if not (x._requires_grad and state.grad_enabled):
             if grad_mode.forward_seen:
-                return forward_ad.unary(cls, x, Tensor._make(data, False, None))
+                return grad_mode.forward_ad.unary(cls, x, Tensor._make(data, False, None))
             return Tensor._make(data, False, None)
         # `record` and `Node.save` inlined (node.make_node is the reference, slot by slot): these are the
         # hottest operations after arithmetic
@@ -255,7 +255,7 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
                 node._trace = STAMP.origin
             else:
                 STAMP.stamp(node)
-        return forward_ad.unary(cls, x, out) if grad_mode.forward_seen else out
+        return grad_mode.forward_ad.unary(cls, x, out) if grad_mode.forward_seen else out
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}; its node is {cls.__name__}."
