@@ -21,6 +21,7 @@ from ..autograd.ops import dropout as _D
 from ..autograd.ops import elementwise as _E
 from ..autograd.ops import reductions as _R
 from ..autograd.ops import softmax as _S
+from ..autograd.ops import trigonometric as _T
 from ..autograd.ops import unary as _U
 from ..autograd.ops.activations import (
     elu,
@@ -98,7 +99,7 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorc
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
     """tanh(x) elementwise."""
-    return _U.tanh(input)
+    return _T.tanh(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002

@@ -27,7 +27,7 @@ DEFERRED = (
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
     "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
-    "joins", "reorder", "linalg", "nn", "predicates",
+    "joins", "reorder", "linalg", "nn", "predicates", "trigonometric", "rounding", "logarithms",
 )
 
 # ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables (once)
@@ -120,11 +120,11 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('logdet', 'slogdet'),
     ),
     'special': (
-        ('copysign', 'deg2rad', 'digamma', 'erfinv', 'float_power', 'i0', 'lgamma', 'logit', 'polygamma', 'rad2deg',
-         'signbit', 'sinc', 'true_divide'),
-        ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erfinv', 'erfinv_', 'float_power',
-         'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_', 'rad2deg',
-         'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
+        ('copysign', 'deg2rad', 'digamma', 'erf', 'erfinv', 'float_power', 'i0', 'lgamma', 'logit', 'polygamma',
+         'rad2deg', 'signbit', 'sinc', 'true_divide'),
+        ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erf', 'erf_', 'erfinv', 'erfinv_',
+         'float_power', 'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_',
+         'rad2deg', 'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
     ),
     'statistics': (
         ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum', 'std_mean', 'var_mean'),
@@ -185,6 +185,19 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'predicates': (
         ('isclose', 'isfinite', 'isinf', 'isneginf', 'isposinf', 'nan_to_num'),
         ('isclose', 'isfinite', 'isinf', 'isneginf', 'isposinf', 'nan_to_num', 'nan_to_num_'),
+    ),
+    'trigonometric': (
+        ('acos', 'asin', 'atan', 'cos', 'cosh', 'sin', 'sinh', 'tan', 'tanh'),
+        ('acos', 'acos_', 'asin', 'asin_', 'atan', 'atan_', 'cos', 'cos_', 'cosh', 'cosh_', 'sin', 'sin_', 'sinh',
+         'sinh_', 'tan', 'tan_', 'tanh', 'tanh_'),
+    ),
+    'rounding': (
+        ('ceil', 'floor', 'frac', 'round', 'trunc'),
+        ('ceil', 'ceil_', 'floor', 'floor_', 'frac', 'frac_', 'round', 'round_', 'trunc', 'trunc_'),
+    ),
+    'logarithms': (
+        ('exp2', 'expm1', 'log10', 'log1p', 'log2'),
+        ('exp2', 'exp2_', 'expm1', 'expm1_', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_'),
     ),
 }
 

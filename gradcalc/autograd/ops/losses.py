@@ -26,8 +26,9 @@ from .arithmetic import pow, rsub
 from .binary import add_scalar, div_scalar, mul_scalar, plus
 from .core import needs, record, result
 from .elementwise import softplus
+from .logarithms import log1p
 from .sums import expand, sum
-from .unary import _sigmoid, abs, log, log1p, sigmoid
+from .unary import _sigmoid, abs, log, sigmoid
 
 _REDUCTIONS = ("none", "mean", "sum")
 _EPS = 1e-12  # PyTorch's EPSILON in the binary cross entropy's gradients
