@@ -31,7 +31,6 @@ try:
     from .autograd.ops.creation import PYTHON_ONLY as _CREATION
     from .autograd.ops.lazy import Deferred as _Deferred
     from .autograd.ops.random import PYTHON_ONLY as _RANDOM
-    from .autograd.ops.reductions import return_types  # noqa: F401 - PyTorch's name
     from .autograd.printing import get_printoptions, printoptions, set_printoptions
     from .autograd.tensor import DType, Size, Tensor
 finally:
@@ -75,10 +74,12 @@ __all__ = [
 # The function transforms, modules and optimizers load on first use: a plain run (`gradcalc -e '1 + 1'`)
 # needs none of them, and importing them would cost every cold start.
 _LAZY = {"func": "gradcalc.func", "linalg": "gradcalc.linalg", "nn": "gradcalc.nn", "optim": "gradcalc.optim"}
+# PyTorch's `torch.return_types`, the named pairs of max, min, sort...: the reductions' family has it (ops/lazy.py)
+_RETURN_TYPES = "gradcalc.autograd.ops.reductions"
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_FUNCTIONS))  # the deferred families' names too (ops/lazy.py)
+    return sorted(set(globals()) | set(_FUNCTIONS) | {"return_types"})  # the deferred families' names too (ops/lazy.py)
 
 
 def __getattr__(name: str) -> object:
@@ -88,6 +89,8 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name == "vmap":
         return importlib.import_module("gradcalc.func").vmap
+    if name == "return_types":
+        return importlib.import_module(_RETURN_TYPES).return_types
     if name in _FUNCTIONS:  # an operation registered after import (autograd.spec.op), or a deferred family's
         fn = _FUNCTIONS[name]
         if type(fn) is _Deferred:

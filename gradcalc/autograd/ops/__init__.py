@@ -23,12 +23,10 @@ from . import (
     binary,
     creation,
     device,
-    elementwise,
     indexing,
     inplace,
     lazy,
     random,
-    reductions,
     shape,
     spellings,
     sums,
@@ -39,8 +37,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 # (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, sums, binary, unary, elementwise, arithmetic, reductions, inplace, indexing, creation, device,
-    random, spellings,
+    basic, shape, sums, binary, unary, arithmetic, inplace, indexing, creation, device, random, spellings,
 )
 
 

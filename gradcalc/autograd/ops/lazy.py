@@ -28,6 +28,7 @@ DEFERRED = (
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
     "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
     "joins", "reorder", "linalg", "nn", "predicates", "trigonometric", "rounding", "logarithms",
+    "elementwise", "reductions",
 )
 
 # ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables (once)
@@ -198,6 +199,14 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'logarithms': (
         ('exp2', 'expm1', 'log10', 'log1p', 'log2'),
         ('exp2', 'exp2_', 'expm1', 'expm1_', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_'),
+    ),
+    'elementwise': (
+        ('clamp', 'clamp_max', 'clamp_min', 'clip', 'maximum', 'minimum', 'softplus', 'where'),
+        ('__abs__', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'maximum', 'minimum', 'softplus', 'where'),
+    ),
+    'reductions': (
+        ('amax', 'amin', 'argmax', 'argmin', 'max', 'mean', 'min', 'norm', 'prod', 'std', 'var'),
+        ('amax', 'amin', 'argmax', 'argmin', 'max', 'mean', 'min', 'norm', 'prod', 'std', 'var'),
     ),
 }
 
