@@ -30,10 +30,10 @@ from .tensor import Tensor
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
-# These load when first used: a cold start needs none of them (`graph`, `functional`, `forward_ad`: submodules,
-# which an import of them sets as attributes too; `Function`: custom functions)
-_LAZY = {"functional": "functional", "graph": "graph", "forward_ad": "forward_ad", "Function": "function",
-         "FunctionCtx": "function"}
+# These load when first used: a cold start needs none of them (`graph`, `functional`, `forward_ad`, `printing`:
+# submodules, which an import of them sets as attributes too; `Function`: custom functions)
+_LAZY = {"functional": "functional", "graph": "graph", "forward_ad": "forward_ad", "printing": "printing",
+         "Function": "function", "FunctionCtx": "function"}
 
 
 def __getattr__(name: str) -> object:

@@ -155,3 +155,39 @@ def test_forward_ad_loads_at_first_use() -> None:
     assert report["tangent"] == pytest.approx([2 * 0.5 * math.exp(0.25), 2 * 2.0 * math.exp(4.0)], rel=1e-12)
     assert report["markers"] == []
     assert "ProdOthersBackward" in report["double_vjp"] and "NativeLayerNormBackwardBackward0" in report["double_vjp"]
+
+
+NAMES = """
+import json, sys
+import gradcalc
+modules = ("gradcalc.autograd.printing", "gradcalc.accelerators", "gradcalc.autograd.ops.random",
+           "gradcalc.autograd.ops.reductions")
+report = {"at_start": [m for m in modules if m in sys.modules]}
+report["listed"] = [n for n in ("cuda", "printoptions", "default_generator", "return_types", "accelerators")
+                    if n in dir(gradcalc)]
+report["cuda"] = gradcalc.cuda.is_available()
+with gradcalc.printoptions(precision=2):
+    report["printed"] = repr(gradcalc.tensor([1.2345]))
+gradcalc.manual_seed(3)
+first = gradcalc.rand(2).tolist()
+gradcalc.default_generator.manual_seed(3)
+report["same_draws"] = gradcalc.rand(2).tolist() == first
+report["generator"] = isinstance(gradcalc.Generator(), gradcalc.Generator)
+report["pair"] = type(gradcalc.tensor([1.0, 3.0]).max(0)) is gradcalc.return_types.max
+print(json.dumps(report))
+"""
+
+
+def test_names_whose_modules_load_at_first_use() -> None:
+    """printoptions, cuda/backends/accelerator, the random family's objects and return_types are listed from a
+    cold start and load their modules when first used."""
+    from gradcalc.autograd.ops import random
+
+    assert gradcalc._RANDOM == tuple(random.PYTHON_ONLY)  # the names gradcalc lists without loading the family
+    out = subprocess.run([sys.executable, "-c", NAMES], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["at_start"] == []
+    assert report["listed"] == ["cuda", "printoptions", "default_generator", "return_types", "accelerators"]
+    assert report["cuda"] is False
+    assert report["printed"] == "tensor([1.23])"
+    assert report["same_draws"] is True and report["generator"] is True and report["pair"] is True

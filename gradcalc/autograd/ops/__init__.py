@@ -26,7 +26,6 @@ from . import (
     indexing,
     inplace,
     lazy,
-    random,
     shape,
     spellings,
     sums,
@@ -37,7 +36,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 # (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, sums, binary, unary, arithmetic, inplace, indexing, creation, device, random, spellings,
+    basic, shape, sums, binary, unary, arithmetic, inplace, indexing, creation, device, spellings,
 )
 
 

@@ -28,7 +28,7 @@ DEFERRED = (
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
     "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
     "joins", "reorder", "linalg", "nn", "predicates", "trigonometric", "rounding", "logarithms",
-    "elementwise", "reductions",
+    "elementwise", "reductions", "random",
 )
 
 # ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables (once)
@@ -207,6 +207,11 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     'reductions': (
         ('amax', 'amin', 'argmax', 'argmin', 'max', 'mean', 'min', 'norm', 'prod', 'std', 'var'),
         ('amax', 'amin', 'argmax', 'argmin', 'max', 'mean', 'min', 'norm', 'prod', 'std', 'var'),
+    ),
+    'random': (
+        ('bernoulli', 'manual_seed', 'multinomial', 'normal', 'rand', 'rand_like', 'randint', 'randint_like', 'randn',
+         'randn_like', 'randperm'),
+        ('bernoulli_', 'exponential_', 'normal_', 'random_', 'uniform_'),
     ),
 }
 
