@@ -88,6 +88,11 @@ def tensor_backward(
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
+# Tensor.backward: until this module loads (at the first backward, off the start-up path) a lazy.Deferred stands
+# there (ops/__init__.py)
+Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+
+
 def grad(
     outputs: Tensor | Sequence[Tensor],
     inputs: Tensor | Sequence[Tensor],

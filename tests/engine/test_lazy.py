@@ -191,3 +191,34 @@ def test_names_whose_modules_load_at_first_use() -> None:
     assert report["cuda"] is False
     assert report["printed"] == "tensor([1.23])"
     assert report["same_draws"] is True and report["generator"] is True and report["pair"] is True
+
+
+ENGINE = """
+import inspect, json, sys
+import gradcalc
+modules = ["gradcalc.autograd." + m for m in ("differentiate", "engine", "plan", "listen", "heap")]
+report = {"at_start": [m for m in modules if m in sys.modules]}
+report["listed"] = [n for n in ("backward", "grad") if n in dir(gradcalc.autograd)]
+x = gradcalc.tensor([1.0, 2.0], requires_grad=True)
+(x * x).sum().backward()
+report["grad"] = x.grad.tolist()
+report["autograd.grad"] = [g.tolist() for g in gradcalc.autograd.grad((x ** 3).sum(), x)]
+y = gradcalc.tensor([3.0], requires_grad=True)
+gradcalc.autograd.backward([(y * 2.0).sum()])
+report["autograd.backward"] = y.grad.tolist()
+report["method"] = gradcalc.Tensor.backward.__name__
+print(json.dumps(report))
+"""
+
+
+def test_the_engine_loads_at_the_first_backward() -> None:
+    """differentiate, engine and plan load at the first backward (Tensor.backward, autograd.grad/backward), not at
+    start-up; from then on Tensor.backward is the engine's function itself."""
+    out = subprocess.run([sys.executable, "-c", ENGINE], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["at_start"] == []
+    assert report["listed"] == ["backward", "grad"]
+    assert report["grad"] == [2.0, 4.0]
+    assert report["autograd.grad"] == [[3.0, 12.0]]
+    assert report["autograd.backward"] == [2.0]
+    assert report["method"] == "tensor_backward"

@@ -15,7 +15,6 @@ import warnings
 from types import ModuleType
 
 from .. import spec
-from ..differentiate import tensor_backward
 from ..tensor import Tensor
 from . import (
     arithmetic,
@@ -105,7 +104,9 @@ def install_tables(module: ModuleType) -> None:
 for _module in MODULES:
     install_tables(_module)
 
-Tensor.backward = tensor_backward  # type: ignore[attr-defined]
+# Tensor.backward: the engine (differentiate.py, engine.py, plan.py) loads at the first backward, which installs
+# the method itself (differentiate.py)
+Tensor.backward = lazy.Deferred("backward", "..differentiate", None)  # type: ignore[attr-defined]
 lazy.install(FUNCTIONS, Tensor)  # the deferred families' names, each loading its family at first use
 lazy.TABLES = install_tables
 

@@ -228,7 +228,7 @@ class Deferred:
 
     def load(self, owner: type | None = None) -> Any:
         """Import the family, and return what now stands under this name (the function, or `owner`'s method)."""
-        module = importlib.import_module(f"{__package__}.{self.module}")
+        module = importlib.import_module(_qualified(self.module))
         if TABLES is not None:
             TABLES(module)
         real = self.table.get(self.name) if self.table is not None else vars(owner).get(self.name)
@@ -262,7 +262,15 @@ class Deferred:
         return self._real().__doc__
 
     def __repr__(self) -> str:
-        return f"<gradcalc {self.name} (loads gradcalc.autograd.ops.{self.module} when first used)>"
+        return f"<gradcalc {self.name} (loads {_qualified(self.module)} when first used)>"
+
+
+def _qualified(module: str) -> str:
+    """A Deferred's module by its full name: a family's (`conv`), or one of the engine's outside the families
+    (`..differentiate`, for `Tensor.backward`: the engine loads at the first backward)."""
+    if module.startswith(".."):
+        return f"{__package__.rpartition('.')[0]}.{module[2:]}"
+    return f"{__package__}.{module}"
 
 
 def install(functions: MutableMapping[str, Any], tensor: type) -> None:
