@@ -49,14 +49,16 @@ FUNCTIONS: dict = {}
 
 def install(op: spec.OpSpec) -> None:
     """Make operation `op` reachable: `gradcalc.<name>`, `Tensor.<name>` and `Tensor.<name>_` as its spec says."""
-    module = sys.modules.get(op.raw.__module__)
-    if getattr(module, "warnings", None) is warnings and op.raw.__module__.rpartition(".")[2] in _DEFERRED:
-        module.warnings = _Warnings()  # type: ignore[union-attr]  # a family loading now (lazy.py): as below
+    if op.raw.__module__.rpartition(".")[2] in _DEFERRED:  # a family loading now (lazy.py): as below
+        module = vars(sys.modules[op.raw.__module__])
+        if module.get("warnings") is warnings:
+            module["warnings"] = _Warnings()
     for name in op.names:
+        function = _spelled(name, op.function) if op.top_level or op.method is True else None
         if op.top_level:
-            FUNCTIONS[name] = _spelled(name, op.function)
+            FUNCTIONS[name] = function
         if op.method:
-            setattr(Tensor, name, _spelled(name, op.function if op.method is True else op.method))
+            setattr(Tensor, name, function if op.method is True else _spelled(name, op.method))
     if op.inplace:
         method = op.inplace if callable(op.inplace) else inplace.inplace_method(op.function, op.name)
         setattr(Tensor, f"{op.name}_", spec.public(f"{op.name}_", method))
@@ -92,13 +94,14 @@ def install_tables(module: ModuleType) -> None:
     if module.__name__ in _TABLES_DONE:
         return
     _TABLES_DONE.add(module.__name__)
-    FUNCTIONS.update((name, _spelled(name, _public(name, fn))) for name, fn in getattr(module, "FUNCTIONS", {}).items())
-    for name, fn in getattr(module, "METHODS", {}).items():
+    tables = vars(module)  # (its dict: a module's getattr of a missing name makes an error's message)
+    FUNCTIONS.update((name, _spelled(name, _public(name, fn))) for name, fn in tables.get("FUNCTIONS", {}).items())
+    for name, fn in tables.get("METHODS", {}).items():
         setattr(Tensor, name, _spelled(name, _public(name, fn)))
-    for name, fn in getattr(module, "PROPERTIES", {}).items():
+    for name, fn in tables.get("PROPERTIES", {}).items():
         setattr(Tensor, name, property(fn))  # (a batched tensor has its own: batched_tensor.py)
-    if module.__name__.rpartition(".")[2] in _DEFERRED and getattr(module, "warnings", None) is warnings:
-        module.warnings = _Warnings()  # type: ignore[attr-defined]  # a family loading now: as below
+    if module.__name__.rpartition(".")[2] in _DEFERRED and tables.get("warnings") is warnings:
+        tables["warnings"] = _Warnings()  # a family loading now: as below
 
 
 for _module in MODULES:
@@ -135,5 +138,5 @@ class _Warnings:
 
 _WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, *spellings.wrapper_codes()}
 for _module in MODULES:
-    if getattr(_module, "warnings", None) is warnings:
+    if vars(_module).get("warnings") is warnings:
         _module.warnings = _Warnings()  # type: ignore[attr-defined]

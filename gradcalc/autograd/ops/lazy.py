@@ -275,11 +275,13 @@ def _qualified(module: str) -> str:
 
 def install(functions: MutableMapping[str, Any], tensor: type) -> None:
     """Put a `Deferred` under each name of each family not loaded yet (ops/__init__.py, at import)."""
+    own = vars(tensor)
     for module, (names, methods) in INDEX.items():
         for name in names:
-            functions.setdefault(name, Deferred(name, module, functions))
+            if name not in functions:
+                functions[name] = Deferred(name, module, functions)
         for name in methods:
-            if name not in vars(tensor):
+            if name not in own:
                 setattr(tensor, name, Deferred(name, module, None))
 
 
