@@ -22,7 +22,6 @@ from . import (
     binary,
     creation,
     device,
-    indexing,
     inplace,
     lazy,
     shape,
@@ -35,7 +34,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 # (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, sums, binary, unary, arithmetic, inplace, indexing, creation, device, spellings,
+    basic, shape, sums, binary, unary, arithmetic, inplace, creation, device, spellings,
 )
 
 

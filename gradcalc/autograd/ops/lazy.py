@@ -28,7 +28,7 @@ DEFERRED = (
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
     "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
     "joins", "reorder", "linalg", "nn", "predicates", "trigonometric", "rounding", "logarithms",
-    "elementwise", "reductions", "random",
+    "elementwise", "reductions", "random", "indexing",
 )
 
 # ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables (once)
@@ -212,6 +212,10 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('bernoulli', 'manual_seed', 'multinomial', 'normal', 'rand', 'rand_like', 'randint', 'randint_like', 'randn',
          'randn_like', 'randperm'),
         ('bernoulli_', 'exponential_', 'normal_', 'random_', 'uniform_'),
+    ),
+    'indexing': (
+        (),
+        ('__getitem__', '__setitem__'),
     ),
 }
 
