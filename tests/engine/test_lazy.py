@@ -222,3 +222,33 @@ def test_the_engine_loads_at_the_first_backward() -> None:
     assert report["autograd.grad"] == [[3.0, 12.0]]
     assert report["autograd.backward"] == [2.0]
     assert report["method"] == "tensor_backward"
+
+
+STARTED = """
+import json
+import gradcalc
+from gradcalc.autograd.ops import FUNCTIONS, lazy
+T = gradcalc.Tensor
+report = {"deferred": [type(FUNCTIONS["zeros"]) is lazy.Deferred, type(vars(T)["detach"]) is lazy.Deferred,
+                       type(vars(T)["__add__"]) is lazy.Deferred]}
+x = gradcalc.zeros(2, device="cpu") + 1.5  # the device module's zeros (it takes device=), not creation's
+from gradcalc.autograd import spec
+from gradcalc.autograd.ops import device
+report["zeros"] = [x.tolist(), spec.raw_of(FUNCTIONS["zeros"]) is device.FUNCTIONS["zeros"],
+                   FUNCTIONS["zeros"] is gradcalc.zeros]
+report["detach"] = [x.detach().tolist(), type(vars(T)["detach"]) is lazy.Deferred]
+lazy.load_all()
+report["left"] = [n for n, f in {**FUNCTIONS, **vars(T)}.items() if type(f) is lazy.Deferred and n != "backward"]
+print(json.dumps(report))
+"""
+
+
+def test_start_up_modules_tables_install_each_name_at_first_use() -> None:
+    """The tables of the modules loaded at start-up put a Deferred under each name but the operators; its first
+    use installs it (a later module's entry over an earlier's, as ever), and load_all installs them all."""
+    out = subprocess.run([sys.executable, "-c", STARTED], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["deferred"] == [True, True, False]
+    assert report["zeros"] == [[1.5, 1.5], True, True]
+    assert report["detach"] == [[1.5, 1.5], False]
+    assert report["left"] == []

@@ -87,13 +87,21 @@ def _public(name: str, fn: object) -> object:
 _TABLES_DONE: set[str] = set()
 
 
-def install_tables(module: ModuleType) -> None:
-    """Install a module's `FUNCTIONS`, `METHODS` and `PROPERTIES` (once): at import for `MODULES`, and when a
-    deferred family loads (lazy.py calls it through `lazy.TABLES`)."""
+def install_tables(module: ModuleType, name: str | None = None, function: bool = False) -> None:
+    """Install a module's `FUNCTIONS`, `METHODS` and `PROPERTIES`: a deferred family's all at once (when it loads:
+    lazy.py calls this through `lazy.TABLES`); one of `MODULES` (loaded at start-up), its name `name` (a function
+    when `function`, else Tensor's attribute) at the first use of its Deferred, or all that are still Deferreds
+    when `name` is None (lazy.load_all)."""
+    tables = vars(module)  # (its dict: a module's getattr of a missing name makes an error's message)
+    short = module.__name__.rpartition(".")[2]
+    if short not in _DEFERRED:
+        for kind in (("FUNCTIONS",) if function else ("METHODS",)) if name is not None else _KINDS:
+            for entry in (name,) if name is not None else tables.get(kind, {}):
+                _install_entry(tables, short, kind, entry)
+        return
     if module.__name__ in _TABLES_DONE:
         return
     _TABLES_DONE.add(module.__name__)
-    tables = vars(module)  # (its dict: a module's getattr of a missing name makes an error's message)
     FUNCTIONS.update((name, _spelled(name, _public(name, fn))) for name, fn in tables.get("FUNCTIONS", {}).items())
     for name, fn in tables.get("METHODS", {}).items():
         setattr(Tensor, name, _spelled(name, _public(name, fn)))
@@ -103,8 +111,46 @@ def install_tables(module: ModuleType) -> None:
         tables["warnings"] = _Warnings()  # a family loading now: as below
 
 
+_KINDS = ("FUNCTIONS", "METHODS")  # (a start-up module's properties are installed at import: `_defer_tables`)
+
+
+def _install_entry(tables: dict, short: str, kind: str, name: str) -> None:
+    """Install entry `name` of table `kind` of a module loaded at start-up (`short`), where its Deferred still is."""
+    fn = tables.get(kind, {}).get(name)
+    if fn is None:
+        return
+    if kind == "FUNCTIONS":
+        current = FUNCTIONS.get(name)
+        if type(current) is lazy.Deferred and current.module == short:
+            FUNCTIONS[name] = _spelled(name, _public(name, fn))
+        return
+    current = vars(Tensor).get(name)
+    if type(current) is lazy.Deferred and current.module == short:
+        setattr(Tensor, name, _spelled(name, _public(name, fn)))
+
+
+def _defer_tables(module: ModuleType) -> None:
+    """Put a Deferred under each name of the tables of `module`, loaded at start-up: each is wrapped (for vmap's
+    dispatch and the keyword aliases) and installed at its first use rather than at every start-up (some hundred
+    names, 2M instructions and 500 objects). A later module's entry replaces an earlier one's of the same name
+    (device's constructors take `device=`), as its Deferred does. Tensor's operators are installed as they are (the
+    interpreter looks them up on the class; the arithmetic ones are the functions as written, RAW_OPERATORS), and
+    so are its properties (no wrapper to make; a Deferred would compute the first value in a frame of its own, and a
+    warning the property gives would point there)."""
+    tables = vars(module)
+    short = module.__name__.rpartition(".")[2]
+    for name in tables.get("FUNCTIONS", {}):
+        FUNCTIONS[name] = lazy.Deferred(name, short, FUNCTIONS)
+    for name, fn in tables.get("METHODS", {}).items():
+        operator = name.startswith("__")
+        setattr(Tensor, name, _spelled(name, _public(name, fn)) if operator else lazy.Deferred(name, short, None))
+    for name, fn in tables.get("PROPERTIES", {}).items():
+        setattr(Tensor, name, property(fn))  # (a batched tensor has its own: batched_tensor.py)
+
+
 for _module in MODULES:
-    install_tables(_module)
+    _defer_tables(_module)
+lazy.STARTED = tuple(_module.__name__.rpartition(".")[2] for _module in MODULES)
 
 # Tensor.backward: the engine (differentiate.py, engine.py, plan.py) loads at the first backward, which installs
 # the method itself (differentiate.py)
@@ -135,7 +181,9 @@ class _Warnings:
         warnings.warn(message, category, stacklevel + extra + 1, source)  # type: ignore[arg-type]
 
 
-_WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, *spellings.wrapper_codes()}
+# (and a Deferred's call: the first call of a function through its Deferred, in FUNCTIONS, is made by it)
+_WRAPPERS = {spec.dispatching(spec.Dispatched("", len), len).__code__, *spellings.wrapper_codes(),
+             lazy.Deferred.__call__.__code__}
 for _module in MODULES:
     if vars(_module).get("warnings") is warnings:
         _module.warnings = _Warnings()  # type: ignore[attr-defined]

@@ -12,6 +12,9 @@ saying so, when it differs from what the modules register. A family may also add
 `FUNCTIONS`, `METHODS` or `PROPERTIES` table, as the families loaded at start-up do): INDEX lists them too, and
 they are installed when the first use of one of the family's names loads it (`TABLES`, which ops/__init__.py
 hands down; importing the module by itself installs only its specs' names).
+
+The tables of the modules loaded at start-up (`STARTED`) have Deferreds too, but for Tensor's operators and
+properties: each name is wrapped and installed at its first use (its module is loaded already).
 """
 
 from __future__ import annotations
@@ -31,8 +34,10 @@ DEFERRED = (
     "elementwise", "reductions", "random", "indexing",
 )
 
-# ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables (once)
-TABLES: Callable[[Any], None] | None = None
+# ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables, or one of their names
+TABLES: Callable[..., None] | None = None
+# the modules loaded at start-up, whose tables' names are Deferreds too until each is first used (ops/__init__.py)
+STARTED: tuple[str, ...] = ()
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
 INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -234,7 +239,7 @@ class Deferred:
         """Import the family, and return what now stands under this name (the function, or `owner`'s method)."""
         module = importlib.import_module(_qualified(self.module))
         if TABLES is not None:
-            TABLES(module)
+            TABLES(module, self.name, self.table is not None)
         real = self.table.get(self.name) if self.table is not None else vars(owner).get(self.name)
         if real is self or real is None:  # INDEX out of date (test_lazy.py says so): never loop
             raise AttributeError(f"module 'gradcalc' has no attribute {self.name!r}")
@@ -291,7 +296,7 @@ def install(functions: MutableMapping[str, Any], tensor: type) -> None:
 
 def load_all() -> None:
     """Import every deferred family (what enumerates the specs themselves calls it: vmap's tables, tests)."""
-    for name in DEFERRED:
+    for name in (*DEFERRED, *STARTED):
         module = importlib.import_module(f"{__package__}.{name}")
         if TABLES is not None:
             TABLES(module)
