@@ -252,3 +252,24 @@ def test_start_up_modules_tables_install_each_name_at_first_use() -> None:
     assert report["zeros"] == [[1.5, 1.5], True, True]
     assert report["detach"] == [[1.5, 1.5], False]
     assert report["left"] == []
+
+
+INPLACE = """
+import json, sys
+import gradcalc
+report = {"at_start": "gradcalc.autograd.ops.inplace" in sys.modules}
+x = gradcalc.tensor([0.0, 1.0], dtype=gradcalc.float64)
+x.exp_()  # an operation's in-place form (ops/__init__.py makes it from inplace.py when that loads)
+x += 1.0  # Tensor.__iadd__, inplace.py's table
+report["values"] = x.tolist()
+report["version"] = x._version
+print(json.dumps(report))
+"""
+
+
+def test_in_place_forms_load_inplace_at_first_use() -> None:
+    out = subprocess.run([sys.executable, "-c", INPLACE], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)
+    assert report["at_start"] is False
+    assert report["values"] == [2.0, math.e + 1.0]
+    assert report["version"] == 2

@@ -22,7 +22,6 @@ from . import (
     binary,
     creation,
     device,
-    inplace,
     lazy,
     shape,
     spellings,
@@ -34,7 +33,7 @@ from . import (
 # ones of the same name (device's constructors take `device=`)
 # (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
 MODULES: tuple[ModuleType, ...] = (
-    basic, shape, sums, binary, unary, arithmetic, inplace, creation, device, spellings,
+    basic, shape, sums, binary, unary, arithmetic, creation, device, spellings,
 )
 
 
@@ -59,8 +58,22 @@ def install(op: spec.OpSpec) -> None:
         if op.method:
             setattr(Tensor, name, function if op.method is True else _spelled(name, op.method))
     if op.inplace:
-        method = op.inplace if callable(op.inplace) else inplace.inplace_method(op.function, op.name)
-        setattr(Tensor, f"{op.name}_", spec.public(f"{op.name}_", method))
+        _install_inplace(op)
+
+
+def _install_inplace(op: spec.OpSpec) -> None:
+    """`Tensor.<name>_`: the operation's own in-place method, or its result written in place (inplace.py); while
+    inplace.py is not loaded (a family loaded at first use), a Deferred that loads it (install_tables installs the
+    method then)."""
+    inplace = sys.modules.get(f"{__name__}.inplace")
+    if callable(op.inplace):
+        method = op.inplace
+    elif inplace is None:
+        setattr(Tensor, f"{op.name}_", lazy.Deferred(f"{op.name}_", "inplace", None))
+        return
+    else:
+        method = inplace.inplace_method(op.function, op.name)
+    setattr(Tensor, f"{op.name}_", spec.public(f"{op.name}_", method))
 
 
 _DEFERRED = frozenset(lazy.DEFERRED)
@@ -109,6 +122,10 @@ def install_tables(module: ModuleType, name: str | None = None, function: bool =
         setattr(Tensor, name, property(fn))  # (a batched tensor has its own: batched_tensor.py)
     if module.__name__.rpartition(".")[2] in _DEFERRED and tables.get("warnings") is warnings:
         tables["warnings"] = _Warnings()  # a family loading now: as below
+    if short == "inplace":  # the in-place forms of the operations registered before it loaded (_install_inplace)
+        for op in spec.OPS.values():
+            if op.inplace and type(vars(Tensor).get(f"{op.name}_")) is lazy.Deferred:
+                _install_inplace(op)
 
 
 _KINDS = ("FUNCTIONS", "METHODS")  # (a start-up module's properties are installed at import: `_defer_tables`)
