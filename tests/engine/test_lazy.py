@@ -196,7 +196,7 @@ def test_names_whose_modules_load_at_first_use() -> None:
 ENGINE = """
 import inspect, json, sys
 import gradcalc
-modules = ["gradcalc.autograd." + m for m in ("differentiate", "engine", "plan", "listen", "heap")]
+modules = ["gradcalc.autograd." + m for m in ("differentiate", "engine", "plan", "listen", "heap", "provenance")]
 report = {"at_start": [m for m in modules if m in sys.modules]}
 report["listed"] = [n for n in ("backward", "grad") if n in dir(gradcalc.autograd)]
 x = gradcalc.tensor([1.0, 2.0], requires_grad=True)
