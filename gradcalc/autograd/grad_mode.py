@@ -19,9 +19,12 @@ import inspect
 import warnings
 from _thread import _local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:  # (for the type checker only: making a TypeVar costs every start-up)
+    from typing import TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 
 class _ThreadState(_local):

@@ -44,27 +44,25 @@ if TYPE_CHECKING:  # (typing's aliases cost at every start-up: made for the type
     BatchRule: TypeAlias = Callable[..., tuple[Any, Any]]
 
 
-class _Broadcasts:
-    """`batched=BROADCASTS`: the node's own `apply` is right on arrays with a leading batch dim (an elementwise
-    formula broadcasts over it; `sum_to` keeps it while `state.batch` is set)."""
+class _Marker:
+    """A value a spec gives by name (each class made costs start-up some 50,000 instructions: one for both)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __repr__(self) -> str:
-        return "BROADCASTS"
+        return self.name
 
 
-BROADCASTS: Any = _Broadcasts()
-
-
-class _DoubleVjp:
-    """`jvp=DOUBLE_VJP`: the node's forward rule is forward_ad's `double_vjp` (J t from its backward formula).
-    forward_ad.py is not loaded at start-up: when it loads it puts its rule in this marker's place, in every
-    spec registered so far and (`resolve_double_vjp`) in each one registered later; only it calls the rules."""
-
-    def __repr__(self) -> str:
-        return "DOUBLE_VJP"
-
-
-DOUBLE_VJP: Any = _DoubleVjp()
+# `batched=BROADCASTS`: the node's own `apply` is right on arrays with a leading batch dim (an elementwise formula
+# broadcasts over it; `sum_to` keeps it while `state.batch` is set)
+BROADCASTS: Any = _Marker("BROADCASTS")
+# `jvp=DOUBLE_VJP`: the node's forward rule is forward_ad's `double_vjp` (J t from its backward formula).
+# forward_ad.py is not loaded at start-up: when it loads it puts its rule in this marker's place, in every spec
+# registered so far and (`resolve_double_vjp`) in each one registered later; only it calls the rules.
+DOUBLE_VJP: Any = _Marker("DOUBLE_VJP")
 _double_vjp: Any = None  # forward_ad.double_vjp, once forward_ad has loaded
 
 
