@@ -24,6 +24,7 @@ from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from . import joins as J
 from . import shape as S
+from . import slicing as SL
 from .arithmetic import div, mul, sub
 from .core import needs, record, result
 from .elementwise import where
@@ -327,7 +328,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         size = x._data.shape[axis]
         if size == 0:
             break
-        later, earlier = S.narrow(x, axis, 1, size - 1), S.narrow(x, axis, 0, size - 1)
+        later, earlier = SL.narrow(x, axis, 1, size - 1), SL.narrow(x, axis, 0, size - 1)
         if x._data.dtype == np.bool_:  # booleans: whether neighbours differ (PyTorch's logical_xor)
             x = Tensor._make(later._data != earlier._data, False, None)
         else:

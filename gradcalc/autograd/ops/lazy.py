@@ -31,7 +31,7 @@ DEFERRED = (
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
     "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
     "joins", "reorder", "linalg", "nn", "predicates", "trigonometric", "rounding", "logarithms",
-    "elementwise", "reductions", "random", "indexing", "inplace",
+    "elementwise", "reductions", "random", "indexing", "inplace", "slicing",
 )
 
 # ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables, or one of their names
@@ -226,6 +226,10 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
         ('__iadd__', '__imul__', '__ipow__', '__isub__', '__itruediv__', 'add_', 'copy_', 'div_', 'fill_', 'mul_',
          'pow_', 'sub_', 'zero_'),
+    ),
+    'slicing': (
+        ('narrow', 'select'),
+        ('narrow', 'select'),
     ),
 }
 
