@@ -28,13 +28,15 @@ from . import slicing as SL
 from .arithmetic import div, mul, sub
 from .core import needs, record, result
 from .elementwise import where
+from .logarithms import exp
 from .rearrange import flip
 from .reductions import _ValuesIndices, amax, return_types
 from .reorder import movedim
+from .rounding import abs
 from .scatter import gather, scatter_add
 from .sums import _np_dtype, expand
 from .sums import sum as sum_dims
-from .unary import abs, exp, log
+from .unary import log
 
 
 def _cumulative_input(x: Tensor, dtype: Any) -> np.ndarray:

@@ -165,8 +165,8 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('addbmm', 'addmv', 'addr', 'baddbmm'),
     ),
     'activations': (
-        ('selu',),
-        (),
+        ('relu', 'selu'),
+        ('relu', 'relu_'),
     ),
     'softmax': (
         ('log_softmax', 'logsumexp', 'softmax'),
@@ -198,12 +198,14 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
          'sinh_', 'tan', 'tan_', 'tanh', 'tanh_'),
     ),
     'rounding': (
-        ('ceil', 'floor', 'frac', 'round', 'trunc'),
-        ('ceil', 'ceil_', 'floor', 'floor_', 'frac', 'frac_', 'round', 'round_', 'trunc', 'trunc_'),
+        ('abs', 'ceil', 'floor', 'frac', 'round', 'sgn', 'sign', 'trunc'),
+        ('abs', 'abs_', 'ceil', 'ceil_', 'floor', 'floor_', 'frac', 'frac_', 'round', 'round_', 'sgn', 'sgn_', 'sign',
+         'sign_', 'trunc', 'trunc_'),
     ),
     'logarithms': (
-        ('exp2', 'expm1', 'log10', 'log1p', 'log2'),
-        ('exp2', 'exp2_', 'expm1', 'expm1_', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_'),
+        ('exp', 'exp2', 'expm1', 'log10', 'log1p', 'log2', 'rsqrt', 'sigmoid', 'sqrt'),
+        ('exp', 'exp2', 'exp2_', 'exp_', 'expm1', 'expm1_', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_',
+         'rsqrt', 'rsqrt_', 'sigmoid', 'sigmoid_', 'sqrt', 'sqrt_'),
     ),
     'elementwise': (
         ('clamp', 'clamp_max', 'clamp_min', 'clip', 'maximum', 'minimum', 'softplus', 'where'),

@@ -26,9 +26,10 @@ from .arithmetic import pow, rsub
 from .binary import add_scalar, div_scalar, mul_scalar, plus
 from .core import needs, record, result
 from .elementwise import softplus
-from .logarithms import log1p
+from .logarithms import log1p, sigmoid
+from .rounding import abs
 from .sums import expand, sum
-from .unary import _sigmoid, abs, log, sigmoid
+from .unary import _sigmoid, log
 
 _REDUCTIONS = ("none", "mean", "sum")
 _EPS = 1e-12  # PyTorch's EPSILON in the binary cross entropy's gradients

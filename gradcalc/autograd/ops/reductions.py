@@ -28,6 +28,7 @@ from . import shape as S
 from .binary import div_scalar, mul_scalar
 from .core import record, result
 from .elementwise import _select, filled_where, masked_fill, maximum, minimum, where
+from .rounding import abs, sgn
 from .sums import (
     _NO_DIM,
     _acc_dtype,
@@ -44,7 +45,7 @@ from .sums import (
     normalize_dims,
     sum,
 )
-from .unary import _const, abs, sgn
+from .unary import _const
 
 _py_max = builtins.max
 

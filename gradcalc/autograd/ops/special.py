@@ -26,9 +26,10 @@ from .binary import mul_scalar
 from .core import needs, record, result
 from .elementwise import masked_fill, promoted, where
 from .inplace import apply_inplace
+from .logarithms import exp
 from .sums import sum_to
 from .trigonometric import cos, sin
-from .unary import _erf, exp, reciprocal, unary
+from .unary import _erf, reciprocal, unary
 
 _SQRT_PI_HALF = 0.5 * math.sqrt(math.pi)
 _DEG = math.pi / 180.0

@@ -17,7 +17,8 @@ from ..temporaries import times
 from ..tensor import Tensor
 from .binary import add_scalar, mul_scalar
 from .core import needs
-from .unary import backward_of, rsqrt, unary
+from .logarithms import rsqrt
+from .unary import backward_of, unary
 
 sin = unary("sin", forward=np.sin, node="SinBackward0", saves="self", formula="grad * self.cos()",
             factor=lambda x, y: cos(x))

@@ -13,9 +13,9 @@ The backward formulas run on tensors (recorded, under create_graph) and on bare 
 where the engine hands nodes with `raw_ok` their gradients as arrays): every function here passes a bare array
 straight to NumPy.
 
-The rows here are those loaded at start-up (exp, log, sqrt, rsqrt, reciprocal, abs, sign, sgn, relu, sigmoid: the
-other operations' formulas use them); the others are in families loaded at first use (ops/lazy.py):
-trigonometric.py, rounding.py, logarithms.py and special.py.
+The rows here are the two that start-up needs (log and reciprocal: arithmetic's formulas and `number / tensor` use
+them); the others are in families loaded at first use (ops/lazy.py): logarithms.py (exp, sqrt, sigmoid...),
+rounding.py (abs, sign...), trigonometric.py, activations.py (relu) and special.py.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ from ..grad_mode import state
 from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_argument, times
 from ..tensor import Tensor
-from .binary import add_scalar, mul_scalar
-from .core import needs, record, result
+from .core import record, result
 
 T = Tensor
 _new = object.__new__
@@ -52,24 +51,6 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
     r = np.exp(-a)
     r += 1.0
     return np.divide(1.0, r, out=r) if type(r) is np.ndarray else 1.0 / r
-
-
-def _sign(a: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "b":  # PyTorch's sign of a bool tensor is itself; NumPy has none
-        return a.copy()
-    r = np.sign(a)
-    if a.dtype.kind == "f":  # PyTorch's sign(nan) is 0, NumPy's is nan
-        r = np.asarray(r)
-        r[np.isnan(r)] = 0
-    return r
-
-
-def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    # the bound first: NumPy then keeps the input where they are equal, so relu(-0.) is -0. as in PyTorch
-    return np.maximum(0.0 if a.dtype.kind == "f" else 0, a, out=out)  # a float 0: NumPy's fast path for floats
-
-
-_relu.writes_out = True  # type: ignore[attr-defined]  # like a ufunc, it may write into a dying input (out=)
 
 
 def _zeros_like(g: Any) -> Any:
@@ -261,112 +242,10 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
     return op
 
 
-exp = unary("exp", forward=np.exp, node="ExpBackward0", saves="result", formula="grad * result",
-            factor=lambda x, y: y)
 log = unary("log", forward=np.log, node="LogBackward0", saves="self", formula="grad / self",
             backward=lambda g, x, y: g / x, domain=spec.POSITIVE)
-# at 0 the gradient is inf, as PyTorch's grad / (2 * result)
-sqrt = unary("sqrt", forward=np.sqrt, node="SqrtBackward0", saves="result", formula="grad / (2 * result)",
-             backward=lambda g, x, y: g / mul_scalar(y, 2.0), domain=spec.POSITIVE)
-rsqrt = unary("rsqrt", forward=lambda a: 1 / np.sqrt(a), node="RsqrtBackward0", saves="result",
-              formula="-0.5 * grad * result.pow(3)", backward=lambda g, x, y: mul_scalar(g, -0.5) * y**3.0,
-              raw_factor=lambda x, y: y**3.0 * -0.5, domain=spec.POSITIVE)
 reciprocal = unary("reciprocal", forward=lambda a: 1 / a, node="ReciprocalBackward0", saves="result",
                    formula="-grad * (result * result)", backward=lambda g, x, y: -g * (y * y), domain=spec.POSITIVE)
-# sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
-abs = unary("abs", forward=np.abs, node="AbsBackward0", saves="self", formula="grad * self.sgn()",  # noqa: A001
-            factor=lambda x, y: sgn(x))
-sign = unary("sign", forward=_sign, node="SignBackward0", saves="", formula="zeros_like(grad)",
-             backward=lambda g, x, y: _zeros_like(g))
-# gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
-relu = unary("relu", forward=_relu, node="ReluBackward0", saves="result", formula="threshold_backward(grad, result, 0)",
-             backward=lambda g, x, y: threshold_backward(g, y))
-sigmoid = unary("sigmoid", forward=_sigmoid, node="SigmoidBackward0", saves="result",
-                formula="sigmoid_backward(grad, result)", backward=lambda g, x, y: sigmoid_backward(g, y),
-                raw_factor=lambda x, y: y * (1.0 - y))
-# abs's derivative, as PyTorch writes it (`grad * self.sgn()`): sign under its own node name (for real tensors
-# sgn is sign; PyTorch's sgn_backward is zero there)
-sgn = unary("sgn", forward=_sign, node="SgnBackward0", saves="self result", formula="sgn_backward(self, grad, result)",
-            backward=lambda g, x, y: _zeros_like(g))
-
-
-# -- relu's and sigmoid's backward, each itself one differentiable node ------------------------------------
-# As PyTorch's threshold_backward and sigmoid_backward (tanh's is in trigonometric.py): under create_graph the
-# gradient is ONE node with edges to the incoming gradient and to the function's output, whose derivatives are
-# those of derivatives.yaml.
-@spec.node(
-    formula={"grad_output": "threshold_backward(grad, self, threshold)", "self": "zeros_like(grad)"},
-    saved={"self": SV.tensor(0), "threshold": SV.const(0)},
-    jvp=lambda node, inputs, out, tangents: None if tangents[0] is None else threshold_backward(tangents[0], inputs[1]),
-    tangent="threshold_backward(grad_output_t, self_p, threshold)",
-)
-class ThresholdBackwardBackward0(Node):
-    """The node of relu's gradient under create_graph: linear in the gradient, constant in the output."""
-
-    __slots__ = ()
-
-    def apply(self, gg: Tensor) -> tuple:
-        (y,) = self.saved_tensors
-        return (threshold_backward(gg, y) if needs(self, 0) else None, _zeros_like(gg) if needs(self, 1) else None)
-
-
-_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
-
-
-def _zeroed_where_not_positive(g: Any, y: Any) -> Any:
-    """np.where(y <= 0, 0.0, g) on arrays: for large float arrays of one shape, the bits of `g` ANDed with a mask
-    (the same +0.0 and NaNs, without np.where's branch per element, which costs ten times more on such arrays)."""
-    ints = _SAME_WIDTH_INT.get(getattr(g, "dtype", None))
-    if ints is None or type(g) is not np.ndarray or type(y) is not np.ndarray or g.shape != y.shape or \
-            y.dtype != g.dtype or g.size < 4096:
-        return np.where(y <= 0, 0.0, g)
-    mask = np.less_equal(y, 0).astype(ints)
-    mask -= 1  # 0 where y <= 0, every bit set elsewhere
-    return np.bitwise_and(g.view(ints), mask, out=mask).view(g.dtype)
-
-
-def threshold_backward(g: Any, y: Any) -> Any:
-    """`g` where `y > 0` (and where `y` is nan), else 0: relu's gradient from its output `y`."""
-    if type(g) is not Tensor and type(y) is not Tensor:
-        return _zeroed_where_not_positive(g, y)
-    gd = g._data if type(g) is Tensor else np.asarray(g)
-    node = record(ThresholdBackwardBackward0, g, y)
-    if node is not None:
-        node.save(y)
-    return result(np.where(y._data <= 0, 0.0, gd), node)
-
-
-def _sigmoid_backward_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-    # derivatives.yaml: sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 output_p)
-    (g, y), (tg, ty) = inputs, tangents
-    first = None if tg is None else sigmoid_backward(tg, y)
-    second = None if ty is None else ty * g * add_scalar(mul_scalar(y, -2.0), 1.0)
-    return first if second is None else (second if first is None else first + second)
-
-
-@spec.node(
-    formula={"grad_output": "sigmoid_backward(grad, output)",
-             "output": "grad * grad_output * (-2 * output + 1)"},
-    saved={"grad_output": SV.tensor(0), "output": SV.tensor(1)},
-    jvp=_sigmoid_backward_jvp,
-    tangent="sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (-2 * output_p + 1)",
-)
-class SigmoidBackwardBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, gg: Tensor) -> tuple:
-        g, y = self.saved_tensors
-        d_g = sigmoid_backward(gg, y) if needs(self, 0) else None
-        d_y = gg * g * add_scalar(mul_scalar(y, -2.0), 1.0) if needs(self, 1) else None
-        return (d_g, d_y)
-
-
-def sigmoid_backward(g: Any, y: Any) -> Any:
-    """g y (1 - y): sigmoid's gradient from its output `y`."""
-    if type(g) is not Tensor:
-        f = y * (1.0 - y)
-        return times(f, g)
-    return backward_of(SigmoidBackwardBackward0, g, y, g._data * (y._data * (1.0 - y._data)))
 
 
 def backward_of(cls: type[Node], g: Tensor, y: Tensor, data: Any) -> Tensor:
