@@ -31,7 +31,8 @@ from . import (
 
 # in the order of their layers (each imports only modules before it); later modules' entries replace earlier
 # ones of the same name (device's constructors take `device=`)
-# (the families lazy.py defers are not among them: their names are installed when they load, by their specs)
+# (the families lazy.py defers are not among them: their names are installed when they load, by their specs and
+# their tables)
 MODULES: tuple[ModuleType, ...] = (
     basic, shape, sums, binary, unary, arithmetic, creation, device, spellings,
 )
@@ -120,7 +121,7 @@ def install_tables(module: ModuleType, name: str | None = None, function: bool =
         setattr(Tensor, name, _spelled(name, _public(name, fn)))
     for name, fn in tables.get("PROPERTIES", {}).items():
         setattr(Tensor, name, property(fn))  # (a batched tensor has its own: batched_tensor.py)
-    if module.__name__.rpartition(".")[2] in _DEFERRED and tables.get("warnings") is warnings:
+    if tables.get("warnings") is warnings:
         tables["warnings"] = _Warnings()  # a family loading now: as below
     if short == "inplace":  # the in-place forms of the operations registered before it loaded (_install_inplace)
         for op in spec.OPS.values():
