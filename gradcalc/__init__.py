@@ -16,7 +16,6 @@ _collecting = _gc.isenabled()
 _gc.disable()
 try:
     from . import autograd
-    from .accelerators import accelerator, backends, cuda
     from .autograd.grad_mode import (
         enable_grad,
         inference_mode,
@@ -30,9 +29,6 @@ try:
     from .autograd.ops import FUNCTIONS as _FUNCTIONS
     from .autograd.ops.creation import PYTHON_ONLY as _CREATION
     from .autograd.ops.lazy import Deferred as _Deferred
-    from .autograd.ops.random import PYTHON_ONLY as _RANDOM
-    from .autograd.ops.return_types import return_types  # noqa: F401 - PyTorch's name
-    from .autograd.printing import get_printoptions, printoptions, set_printoptions
     from .autograd.tensor import DType, Size, Tensor
 finally:
     if _collecting:
@@ -56,7 +52,8 @@ uint8 = DType.of(__import__("numpy").dtype("uint8"))  # a generator's state (get
 # (the deferred families' names stay out: `__getattr__` below loads the family at first use, ops/lazy.py)
 globals().update((_name, _fn) for _name, _fn in _FUNCTIONS.items() if type(_fn) is not _Deferred)
 globals().update(_CREATION)  # get_default_dtype, set_default_dtype, FloatTensor, DoubleTensor, ...
-globals().update(_RANDOM)  # Generator, default_generator, seed, initial_seed, get_rng_state, set_rng_state
+# the random family's own objects (its PYTHON_ONLY): the family loads at their first use, as at its functions'
+_RANDOM = ("Generator", "default_generator", "seed", "initial_seed", "get_rng_state", "set_rng_state")
 
 
 def is_tensor(obj: object) -> builtins.bool:
@@ -75,10 +72,19 @@ __all__ = [
 # The function transforms, modules and optimizers load on first use: a plain run (`gradcalc -e '1 + 1'`)
 # needs none of them, and importing them would cost every cold start.
 _LAZY = {"func": "gradcalc.func", "linalg": "gradcalc.linalg", "nn": "gradcalc.nn", "optim": "gradcalc.optim"}
+# Names whose modules load on first use too, so that a cold start does not import them: name -> its module
+_LAZY_NAMES = {
+    "get_printoptions": "gradcalc.autograd.printing", "printoptions": "gradcalc.autograd.printing",
+    "set_printoptions": "gradcalc.autograd.printing",  # (tensor's repr loads it at the first print)
+    "accelerator": "gradcalc.accelerators", "backends": "gradcalc.accelerators", "cuda": "gradcalc.accelerators",
+    "return_types": "gradcalc.autograd.ops.return_types",  # PyTorch's torch.return_types (return_types.py)
+    **dict.fromkeys(_RANDOM, "gradcalc.autograd.ops.random"),
+}
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_FUNCTIONS))  # the deferred families' names too (ops/lazy.py)
+    # the deferred families' names too (ops/lazy.py), and the names (and the submodule) loaded on first use
+    return sorted(set(globals()) | set(_FUNCTIONS) | set(_LAZY_NAMES) | {"accelerators"})
 
 
 def __getattr__(name: str) -> object:
@@ -88,6 +94,11 @@ def __getattr__(name: str) -> object:
         return importlib.import_module(_LAZY[name])
     if name == "vmap":
         return importlib.import_module("gradcalc.func").vmap
+    if name in _LAZY_NAMES:
+        value = globals()[name] = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+        return value
+    if name == "accelerators":
+        return importlib.import_module("gradcalc.accelerators")
     if name in _FUNCTIONS:  # an operation registered after import (autograd.spec.op), or a deferred family's
         fn = _FUNCTIONS[name]
         if type(fn) is _Deferred:

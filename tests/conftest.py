@@ -28,6 +28,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Tests enumerate the specs (spec.OPS) and the node kinds: every family ops/lazy.py defers, and the engine's
     modules loaded at first use (autograd/__init__.py), are loaded first, whichever tests run
     (tests/engine/test_lazy.py checks the cold start, where none is, in child processes)."""
+    import gradcalc.autograd.forward_ad  # noqa: F401 - forward AD (its double_vjp in the specs that name it)
     import gradcalc.autograd.function  # noqa: F401 - custom functions' node kinds, loaded at first use otherwise
     import gradcalc.autograd.functional  # noqa: F401
     import gradcalc.autograd.graph  # noqa: F401

@@ -35,7 +35,8 @@ from gradcalc.autograd.node import Node
 from gradcalc.autograd.ops.binary import add_scalar, plus
 from gradcalc.autograd.ops.core import needs, record, result
 from gradcalc.autograd.ops.sums import sum_to
-from gradcalc.autograd.ops.unary import rsqrt, unary
+from gradcalc.autograd.ops.logarithms import rsqrt
+from gradcalc.autograd.ops.unary import unary
 
 # -- the recipe: an elementwise row is one registration ------------------------------------------------------
 asinh = unary("asinh", forward=np.arcsinh, node="AsinhBackward0", saves="self",

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import warnings
 
-from . import collector, forward_ad
-from .differentiate import backward, grad
+from . import collector
 from .grad_mode import (
     detect_anomaly,
     enable_grad,
@@ -30,9 +29,11 @@ from .tensor import Tensor
 # about a microsecond per op, so NumPy's floating-point warnings are silenced where they are raised: here.
 warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"gradcalc\.autograd")
 
-# These load when first used: a cold start needs none of them (`graph`, `functional`: submodules, which an
-# import of them sets as attributes too; `Function`: custom functions)
-_LAZY = {"functional": "functional", "graph": "graph", "Function": "function", "FunctionCtx": "function"}
+# These load when first used: a cold start needs none of them (`graph`, `functional`, `forward_ad`, `printing`:
+# submodules, which an import of them sets as attributes too; `Function`: custom functions; `backward`, `grad`:
+# the engine, which the first backward loads)
+_LAZY = {"functional": "functional", "graph": "graph", "forward_ad": "forward_ad", "printing": "printing",
+         "Function": "function", "FunctionCtx": "function", "backward": "differentiate", "grad": "differentiate"}
 
 
 def __getattr__(name: str) -> object:
@@ -42,7 +43,10 @@ def __getattr__(name: str) -> object:
     import importlib  # (here, off the start-up path: only the first use of a name above comes here)
 
     loaded = importlib.import_module(f"{__name__}.{module}")
-    return loaded if module == name else getattr(loaded, name)
+    if module == name:
+        return loaded
+    value = globals()[name] = getattr(loaded, name)  # (this function is not called for it again)
+    return value
 
 
 def __dir__() -> list[str]:

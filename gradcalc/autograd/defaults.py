@@ -9,7 +9,7 @@ default for this thread only, for as long as it runs. Both are read by `default_
 
 from __future__ import annotations
 
-import threading
+from _thread import _local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,7 +22,7 @@ FLOAT64 = np.dtype("float64")
 _process = [FLOAT32]
 
 
-class _ThreadDefault(threading.local):
+class _ThreadDefault(_local):
     dtype: np.dtype | None = None  # set by `default_dtype(...)` in this thread; None: the process's
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from . import forward_ad, grad_mode, spec
+from . import grad_mode, spec
 from .engine import run_backward, run_plan, warn_create_graph_cycle
 from .grad_mode import BACKWARD_IN_TRANSFORM, state
 from .node import STAMP
@@ -68,8 +68,8 @@ def backward(
         retain_graph = create_graph
     if create_graph:
         warn_create_graph_cycle()
-    if grad_mode.forward_seen and forward_ad._pending:  # tangents first: backward may free what they need
-        forward_ad.force_pending()
+    if grad_mode.forward_seen and grad_mode.forward_ad._pending:  # tangents first: backward may free what they need
+        grad_mode.forward_ad.force_pending()
     roots = roots_of(outs, grads, "backward")
     wanted = _as_list(inputs) if inputs is not None else None
     if wanted is not None and not wanted:
@@ -86,6 +86,11 @@ def tensor_backward(
 ) -> None:
     """Compute the gradient of this tensor with respect to graph leaves (see `autograd.backward`)."""
     backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+
+# Tensor.backward: until this module loads (at the first backward, off the start-up path) a lazy.Deferred stands
+# there (ops/__init__.py)
+Tensor.backward = tensor_backward  # type: ignore[attr-defined]
 
 
 def grad(
@@ -113,8 +118,8 @@ def grad(
             and outputs._requires_grad and outputs._data.size == 1):
         # one output with an implied gradient, one input: the commonest call (a second derivative makes two),
         # planned by plan_one, with none of the lists and checks below
-        if grad_mode.forward_seen and forward_ad._pending:
-            forward_ad.force_pending()
+        if grad_mode.forward_seen and grad_mode.forward_ad._pending:
+            grad_mode.forward_ad.force_pending()
         found = run_plan(plan_one(outputs, implied_gradient(outputs), inputs, allow_unused is True),
                          create_graph if retain_graph is None else retain_graph, create_graph, False)[0]  # type: ignore[index]
         if found is None:
@@ -152,8 +157,8 @@ def grad(
 
         return batched_ad.grad(outs, ins, grads, retain_graph, create_graph, bool(allow_unused),
                                bool(materialize_grads), bool(is_grads_batched))
-    if grad_mode.forward_seen and forward_ad._pending:
-        forward_ad.force_pending()
+    if grad_mode.forward_seen and grad_mode.forward_ad._pending:
+        grad_mode.forward_ad.force_pending()
     roots = roots_of(outs, grads, "grad")
     found = run_backward(
         roots, retain_graph=retain_graph, create_graph=create_graph, inputs=ins, accumulate=False,

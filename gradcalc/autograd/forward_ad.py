@@ -27,6 +27,7 @@ Nothing here costs anything until a level is first opened: operations check `gra
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, spec
 from .engine import run_backward
 from .grad_mode import enable_grad
 from .node import Node, SavedOutput, make_node
@@ -571,10 +572,16 @@ def share_with_views(root: Tensor, changed: Tensor) -> None:
 
 def _scatter(src: Tensor, positions: np.ndarray, n: int) -> Tensor:
     """Zeros of `n` elements with `src` added at `positions` (repeats add up): PyTorch's `_index_put_impl_`
-    with accumulate (IndexPutImplBackward0), the adjoint of the gather `x[positions]`. This module cannot
-    import the operations (they import it, to carry tangents), so it is that gather's backward formula,
+    with accumulate (IndexPutImplBackward0), the adjoint of the gather `x[positions]`. This module does not
+    import the operations (they call into it, to carry tangents), so it is that gather's backward formula,
     called on `src` as it is (recorded when grad mode is on, as the operation would be)."""
     with enable_grad():
         gather = Tensor._make(np.zeros(n, src._data.dtype), True, None)[positions].grad_fn
     (out,) = gather.apply(src)
     return out
+
+
+# This module is not loaded at start-up (the first use of forward AD loads it): the operations reach it through
+# `grad_mode.forward_ad`, and the specs that name `spec.DOUBLE_VJP` get `double_vjp` itself
+grad_mode.forward_ad = sys.modules[__name__]
+spec.resolve_double_vjp(double_vjp)

@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 import warnings
+from _thread import _local, get_ident  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:  # (for the type checker only: making a TypeVar costs every start-up)
+    from typing import TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _ThreadState(threading.local):
+class _ThreadState(_local):
     grad_enabled: bool = True
     inference: bool = False
     inference_grad: bool = False
@@ -67,6 +70,9 @@ inference_seen = False
 # True once a forward-AD dual level was ever opened (autograd/forward_ad.py): until then operations skip
 # looking for tangents on their inputs
 forward_seen = False
+# The forward_ad module, once it has loaded (it hands itself down here): the operations reach it through this name,
+# only once `forward_seen`, so that forward AD stays off the start-up path
+forward_ad: Any = None
 
 
 # The idents of the threads whose recording state is not the default one (grad_enabled False, releasing
@@ -78,7 +84,7 @@ forward_seen = False
 # the set leaves its ident there, which only sends readers to `state` (and a later thread given the same
 # ident corrects it at its first write). Set operations are atomic under the GIL.
 ALTERED: set[int] = set()
-_ident = threading.get_ident
+_ident = get_ident
 
 
 def refresh() -> None:
@@ -359,7 +365,7 @@ class _Stamp:
 
 
 STAMP = _Stamp()
-_anomaly_context = threading.local()
+_anomaly_context = _local()
 
 
 def traceback_of_forward() -> Any:

@@ -13,9 +13,15 @@ from typing import Any
 
 import numpy as np
 
-from . import forward_ad
-from .differentiate import grad
 from .tensor import Tensor
+
+
+def _grad(*args: Any, **kwargs: Any) -> Any:
+    """autograd.grad (differentiate.py): gradcheck is loaded at start-up (PyTorch's `torch.autograd.gradcheck`),
+    the engine at the first backward."""
+    from .differentiate import grad  # (here: the engine stays off the start-up path)
+
+    return grad(*args, **kwargs)
 
 MAX_LISTED = 5  # mismatching entries named in the error message
 
@@ -52,7 +58,7 @@ def _analytic(outs: tuple[Tensor, ...], wrt: list[Tensor]) -> list[list[np.ndarr
             basis = np.zeros(n, dtype=o._data.dtype)
             basis[r] = 1
             e = Tensor._make(basis.reshape(o._data.shape), False, None)
-            gs = grad(o, wrt, grad_outputs=e, retain_graph=True, allow_unused=True)
+            gs = _grad(o, wrt, grad_outputs=e, retain_graph=True, allow_unused=True)
             for k, g in enumerate(gs):
                 if g is not None:
                     jac[i][k][r] = g._data.reshape(-1)
@@ -158,7 +164,7 @@ def gradcheck(
     if check_grad_dtypes:
         for o in outs:
             if o._requires_grad:
-                gs = grad(o, wrt, grad_outputs=Tensor._make(np.ones_like(o._data), False, None), retain_graph=True,
+                gs = _grad(o, wrt, grad_outputs=Tensor._make(np.ones_like(o._data), False, None), retain_graph=True,
                           allow_unused=True)
                 for k, g in zip(checked, gs, strict=True):
                     if g is not None and g._data.dtype != args[k]._data.dtype:
@@ -210,7 +216,8 @@ def _compare(analytic: list, numerical: list, outs: tuple[Tensor, ...], args: tu
 def _forward_jacobian(func: Callable[..., Any], args: tuple, checked: list[int],
                       outs: tuple[Tensor, ...]) -> list[list[np.ndarray]]:
     """Per output and checked input, the Jacobian by forward mode: one JVP per input element."""
-    fw = forward_ad
+    from . import forward_ad as fw  # (here: forward AD loads at its first use, off the start-up path)
+
     jac = [[np.zeros((o._data.size, args[k]._data.size)) for k in checked] for o in outs]
     for c, k in enumerate(checked):
         x = args[k]
@@ -236,7 +243,7 @@ def _check_undefined(outs: tuple[Tensor, ...], wrt: list[Tensor], checked: list[
         if not o._requires_grad:
             continue
         zero = Tensor._make(np.zeros_like(o._data), False, None)
-        gs = grad(o, wrt, grad_outputs=zero, retain_graph=True, allow_unused=True)
+        gs = _grad(o, wrt, grad_outputs=zero, retain_graph=True, allow_unused=True)
         for k, g in zip(checked, gs, strict=True):
             if g is not None and np.any(g._data != 0):
                 return _fail(f"gradcheck: given a zero gradient for output {i}, backward gave a nonzero gradient "
@@ -322,7 +329,7 @@ def gradgradcheck(
         pairs = [(o, g) for o, g in zip(_float_outputs(func(*ins)), gs, strict=True) if o._requires_grad]
         if not pairs:
             return ()
-        grads = grad([o for o, _ in pairs], [ins[k] for k in diff], grad_outputs=[g for _, g in pairs],
+        grads = _grad([o for o, _ in pairs], [ins[k] for k in diff], grad_outputs=[g for _, g in pairs],
                      create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 

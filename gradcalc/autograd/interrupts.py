@@ -19,9 +19,12 @@ statements, signals or hosts; it says three things, each at no cost on its hot p
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-F = TypeVar("F", bound=Callable[..., Any])
+if TYPE_CHECKING:  # (for the type checker only: making a TypeVar costs every start-up)
+    from typing import TypeVar
+
+    F = TypeVar("F", bound=Callable[..., Any])
 
 
 class Guard:

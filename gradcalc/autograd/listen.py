@@ -3,14 +3,14 @@ its thread (the records of `events.py`). Nobody observing costs one module-attri
 
 from __future__ import annotations
 
-import threading
+from _thread import _local as thread_local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from . import hooks
 
-_local = threading.local()
+_local = thread_local()
 active = 0  # observers registered in any thread: when 0, no thread-local lookup at all
 
 

@@ -11,9 +11,9 @@ cyclic garbage collector finds nothing to do, and a graph dies as soon as its ro
 
 from __future__ import annotations
 
-import threading
 import types
 import weakref
+from _thread import allocate_lock  # what threading.Lock is (`threading` itself is kept off the start-up path)
 from typing import Any
 
 from . import hooks
@@ -347,7 +347,7 @@ class AccumulateGrad(Node):
         self._seq = ACCUMULATE_SEQ
         # weak: the leaf owns this node (leaf._accumulator), and the reverse would be a cycle
         self._leaf = weakref.ref(leaf)
-        self.lock = threading.Lock()
+        self.lock = allocate_lock()
 
     @property
     def variable(self) -> Tensor | None:

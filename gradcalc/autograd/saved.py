@@ -10,15 +10,15 @@ sees):
 - `const(v)`: a value PyTorch keeps that gradcalc's formula never needs (an alpha of 1).
 - `array("attr")`: an array the node keeps in an attribute, shown as a tensor; `Spec(read, is_tensor)` for
   anything else (the losses' weights, which may be None).
-`declare` (run for every node class as its spec is installed) turns them into properties `_saved_<name>`.
+`declare` (run for every node class as its spec is installed) makes them readable as `_saved_<name>`.
 """
 
 from __future__ import annotations
 
-import threading
+from _thread import _local  # what threading.local is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -217,39 +217,40 @@ class SavedTensor:
 
 
 def declare(cls: type) -> None:
-    """Give a node class one property per name of its `saved_names`: `_saved_<name>`, and `_raw_saved_<name>`
-    for a tensor. Reading a tensor backward freed is PyTorch's error. Names a parent class declared that
-    this class does not are hidden (an AttributeError, and left out of `dir`)."""
+    """Make `_saved_<name>` readable on the nodes of `cls` for each name of its own `saved_names`, and
+    `_raw_saved_<name>` for a tensor. Reading a tensor backward freed is PyTorch's error. Names a parent class
+    declared that this class does not are hidden (an AttributeError, and left out of `dir`).
+
+    Each name is one property, made the first time a class declares it and kept on the root node class (Node):
+    it reads the node's class's `saved_names`, so it serves every class that saves under that name (a property
+    per class and name was some 430 properties and their readers made at every start-up, for 49 names)."""
     own = cls.__dict__.get("saved_names")
-    if own is None:
+    if not own:
         return
+    root = next(k for k in reversed(cls.__mro__) if "saved_names" in k.__dict__)
     for name, spec in own.items():
-        setattr(cls, f"_saved_{name}", property(_reader(name, spec), doc=f"The saved value `{name}`."))
-        if spec.is_tensor:
-            setattr(cls, f"_raw_saved_{name}", property(lambda node, name=name: SavedTensor(node, name)))
-    for base in cls.__mro__[1:]:
-        for name in getattr(base, "saved_names", {}):
-            if name not in own:
-                setattr(cls, f"_saved_{name}", property(_absent(f"_saved_{name}")))
-                setattr(cls, f"_raw_saved_{name}", property(_absent(f"_raw_saved_{name}")))
-
-
-def _absent(attr: str) -> Callable[[Node], Any]:
-    def read(node: Node) -> Any:
-        raise AttributeError(f"'{node.name()}' object has no attribute '{attr}'")
-
-    return read
+        if f"_saved_{name}" not in root.__dict__:
+            setattr(root, f"_saved_{name}", property(_reader(name), doc=f"The saved value `{name}`."))
+        if spec.is_tensor and f"_raw_saved_{name}" not in root.__dict__:
+            setattr(root, f"_raw_saved_{name}", property(_raw_reader(name)))
 
 
 def visible(node: Node, names: list[str]) -> list[str]:
-    """`dir(node)` without the saved names of parent classes that the node's class does not keep."""
+    """`dir(node)` without the saved names that the node's class does not keep."""
     own = type(node).saved_names
     keep = {f"_saved_{n}" for n in own} | {f"_raw_saved_{n}" for n, s in own.items() if s.is_tensor}
     return [n for n in names if not (n.startswith(("_saved_", "_raw_saved_")) and n not in keep)]
 
 
-def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
+def _absent(node: Node, attr: str) -> AttributeError:
+    return AttributeError(f"'{node.name()}' object has no attribute '{attr}'")
+
+
+def _reader(name: str) -> Callable[[Node], Any]:
     def read(node: Node) -> Any:
+        spec = type(node).saved_names.get(name)
+        if spec is None:  # a name other node classes save under (a parent, say): this one keeps none
+            raise _absent(node, f"_saved_{name}")
         if spec.is_tensor and node._saved is FREED:
             if spec.empty_when_freed(node):
                 return None
@@ -257,6 +258,17 @@ def _reader(name: str, spec: Spec) -> Callable[[Node], Any]:
         return spec.read(node)
 
     read.__name__ = f"_saved_{name}"
+    return read
+
+
+def _raw_reader(name: str) -> Callable[[Node], Any]:
+    def read(node: Node) -> SavedTensor:
+        spec = type(node).saved_names.get(name)
+        if spec is None or not spec.is_tensor:
+            raise _absent(node, f"_raw_saved_{name}")
+        return SavedTensor(node, name)
+
+    read.__name__ = f"_raw_saved_{name}"
     return read
 
 
@@ -273,16 +285,24 @@ def saved_mapping(node: Node) -> Mapping[str, Any]:
     return MappingProxyType(out)
 
 
-class SavedDetail(NamedTuple):
+class SavedDetail:
     """One value a node saved, as a display (the language's `graph`) shows it: read without checks and
     without running unpack hooks, so that showing a graph never fails nor runs user code."""
 
-    name: str  # PyTorch's name (`self`, `other`, `result`...), or `saved_tensors[i]` for a custom Function
-    value: Any  # the tensor as saved, a value that is not a tensor, None, or FREED_VALUE once freed
-    is_tensor: bool
-    saved_version: int | None  # the tensor's version when it was saved (None: not a tensor, freed, packed)
-    version: int | None  # the tensor's version now
-    packed: bool = False  # kept by saved_tensors_hooks: `value` is None (reading it runs the unpack hook)
+    # a plain class rather than a NamedTuple: making one of those compiles code, at every start-up
+    __slots__ = ("name", "value", "is_tensor", "saved_version", "version", "packed")
+
+    def __init__(self, name: str, value: Any, is_tensor: bool, saved_version: int | None, version: int | None,
+                 packed: bool = False) -> None:
+        self.name = name  # PyTorch's name (`self`, `other`, `result`...), or `saved_tensors[i]` for a custom Function
+        self.value = value  # the tensor as saved, a value that is not a tensor, None, or FREED_VALUE once freed
+        self.is_tensor = is_tensor
+        self.saved_version = saved_version  # the tensor's version when it was saved (None: not a tensor, freed, packed)
+        self.version = version  # the tensor's version now
+        self.packed = packed  # kept by saved_tensors_hooks: `value` is None (reading it runs the unpack hook)
+
+    def __repr__(self) -> str:
+        return f"SavedDetail({self.name!r}, {self.value!r}, saved_version={self.saved_version}, version={self.version})"
 
 
 def details(node: Node) -> list[SavedDetail]:
@@ -319,7 +339,7 @@ def details(node: Node) -> list[SavedDetail]:
 
 
 # -- saved_tensors_hooks -------------------------------------------------------------------------------------
-_hooks = threading.local()  # the thread's stack of (pack_hook, unpack_hook) pairs
+_hooks = _local()  # the thread's stack of (pack_hook, unpack_hook) pairs
 
 
 def active_pair() -> tuple[Callable, Callable, bool] | None:

@@ -44,15 +44,26 @@ if TYPE_CHECKING:  # (typing's aliases cost at every start-up: made for the type
     BatchRule: TypeAlias = Callable[..., tuple[Any, Any]]
 
 
-class _Broadcasts:
-    """`batched=BROADCASTS`: the node's own `apply` is right on arrays with a leading batch dim (an elementwise
-    formula broadcasts over it; `sum_to` keeps it while `state.batch` is set)."""
+class _Marker:
+    """A value a spec gives by name (each class made costs start-up some 50,000 instructions: one for both)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
 
     def __repr__(self) -> str:
-        return "BROADCASTS"
+        return self.name
 
 
-BROADCASTS: Any = _Broadcasts()
+# `batched=BROADCASTS`: the node's own `apply` is right on arrays with a leading batch dim (an elementwise formula
+# broadcasts over it; `sum_to` keeps it while `state.batch` is set)
+BROADCASTS: Any = _Marker("BROADCASTS")
+# `jvp=DOUBLE_VJP`: the node's forward rule is forward_ad's `double_vjp` (J t from its backward formula).
+# forward_ad.py is not loaded at start-up: when it loads it puts its rule in this marker's place, in every spec
+# registered so far and (`resolve_double_vjp`) in each one registered later; only it calls the rules.
+DOUBLE_VJP: Any = _Marker("DOUBLE_VJP")
+_double_vjp: Any = None  # forward_ad.double_vjp, once forward_ad has loaded
 
 
 class Domain:
@@ -216,6 +227,8 @@ def node(
 
 def install_node(cls: type, spec: NodeSpec) -> None:
     """Attach `spec` to `cls`: the class attributes the engine reads, derived once here."""
+    if spec.jvp is DOUBLE_VJP and _double_vjp is not None:
+        spec.jvp = _double_vjp
     cls.spec = spec  # type: ignore[attr-defined]
     cls.jvp_rule = spec.jvp  # type: ignore[attr-defined]  # forward_ad's lookup: one attribute, no call
     cls.saved_names = spec.saved  # type: ignore[attr-defined]
@@ -227,6 +240,15 @@ def install_node(cls: type, spec: NodeSpec) -> None:
     elif "apply_batched" in cls.__dict__:
         raise TypeError(f"{cls.__name__}: give its batched backward in its spec (batched=), not as a method")
     NODES[cls] = spec
+
+
+def resolve_double_vjp(rule: JvpRule) -> None:
+    """forward_ad.py, as it loads: `rule` (its double_vjp) replaces DOUBLE_VJP in every spec, now and later."""
+    global _double_vjp
+    _double_vjp = rule
+    for cls, spec in NODES.items():
+        if spec.jvp is DOUBLE_VJP:
+            spec.jvp = cls.jvp_rule = rule  # type: ignore[attr-defined]
 
 
 def base(cls: type) -> type:

@@ -6,19 +6,20 @@ Operations live in `ops/`; each module there lists the methods and operators it 
 
 from __future__ import annotations
 
-import threading
 import warnings
 import weakref as _weakref
+from _thread import allocate_lock  # what threading.Lock is (`threading` itself is kept off the start-up path)
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import grad_mode, provenance
+from . import grad_mode
 from .counters import Version, version_of
 from .grad_mode import STAMP, state
 from .hooks import register_post_accumulate_grad_hook, register_tensor_hook, retain
 from .interrupts import GUARD, unsafe
+from .reasons import worded
 
 if TYPE_CHECKING:
     from .node import AccumulateGrad, Node
@@ -33,7 +34,7 @@ FLOATING = (float64, float32)
 
 
 _new = object.__new__
-_accumulator_lock = threading.Lock()
+_accumulator_lock = allocate_lock()
 
 
 class Size(tuple):
@@ -123,7 +124,7 @@ class Tensor:
         """The underlying array (shared, not copied); an error when the tensor requires grad while grad mode
         is on, as in PyTorch (so a custom Function's forward, which runs with grad mode off, may call it)."""
         if self._requires_grad and state.grad_enabled:
-            raise provenance.worded("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+            raise worded("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                     "instead.", "can't call numpy() on a tensor that requires grad: use "
                                     ".detach().numpy()")
         return self._data
@@ -140,7 +141,7 @@ class Tensor:
     def requires_grad(self, flag: bool) -> None:
         flag = bool(flag)
         if self.grad_fn is not None:
-            raise provenance.worded(
+            raise worded(
                 "you can only change requires_grad flags of leaf variables. If you want to use a computed variable "
                 "in a subgraph that doesn't require differentiation use var_no_grad = var.detach().",
                 "requires_grad can only be changed on a leaf tensor; this one was computed "
@@ -176,7 +177,7 @@ class Tensor:
     def retain_grad(self) -> None:
         """Ask backward to fill `.grad` on this non-leaf tensor too."""
         if not self._requires_grad:
-            raise provenance.worded("can't retain_grad on Tensor that has requires_grad=False",
+            raise worded("can't retain_grad on Tensor that has requires_grad=False",
                                     "can't retain_grad on a tensor that doesn't require grad")
         if self.grad_fn is None or self._retains_grad:
             return
@@ -211,7 +212,7 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad must be a tensor or None, not {type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise provenance.worded(
+                raise worded(
                     f"attempting to assign a gradient of size '{list(value._data.shape)}' to a tensor of size "
                     f"'{list(self._data.shape)}'. Please ensure that the gradient and the tensor are the same size",
                     f"assigned grad has shape {tuple(value._data.shape)}, but the tensor has shape "
@@ -220,7 +221,7 @@ class Tensor:
         origin = GUARD.changing = STAMP.origin
         self._grad = value
         if origin is not None:  # a front end keeps who set it (provenance.py)
-            provenance.grad_set(self, origin, value is None)
+            _provenance().grad_set(self, origin, value is None)
 
     @property
     def _base(self) -> Tensor | None:
@@ -291,7 +292,7 @@ class Tensor:
     def item(self) -> float | int | bool:
         """The single value as a Python number."""
         if self._data.size != 1:
-            raise provenance.worded(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
+            raise worded(f"a Tensor with {self._data.size} elements cannot be converted to Scalar",
                                     f"item() needs a tensor with one element, this one has {self._data.size}")
         return self._data.item()
 
@@ -311,7 +312,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise provenance.worded(
+            raise worded(
                 "Boolean value of Tensor with more than one value is ambiguous",
                 f"the truth value of a tensor with {self._data.size} elements is ambiguous: use .any() or .all()",
             )
@@ -404,3 +405,16 @@ def is_parameter(t: Any) -> bool:
     """Whether `t` is a tensor made by `gradcalc.nn.Parameter`."""
     ref = _PARAMETERS.get(id(t))
     return ref is not None and ref() is t
+
+
+_PROVENANCE: list[Any] = []
+
+
+def _provenance() -> Any:
+    """provenance.py, imported when a front end that stamps origins first sets a `.grad` (it is off the start-up
+    path: a program without a front end never needs it), then kept here."""
+    if not _PROVENANCE:
+        from . import provenance  # (here: off the start-up path, see above)
+
+        _PROVENANCE.append(provenance)
+    return _PROVENANCE[0]

@@ -17,11 +17,13 @@ import warnings
 import numpy as np
 
 from ..autograd.grad_mode import no_grad
+from ..autograd.ops import activations as _A
 from ..autograd.ops import dropout as _D
 from ..autograd.ops import elementwise as _E
+from ..autograd.ops import logarithms as _L
 from ..autograd.ops import reductions as _R
 from ..autograd.ops import softmax as _S
-from ..autograd.ops import unary as _U
+from ..autograd.ops import trigonometric as _T
 from ..autograd.ops.activations import (
     elu,
     elu_,
@@ -93,17 +95,17 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002 - PyTorc
     # (temporaries.temporary_argument): no new array of the activation's size; a named input keeps its values
     held = [input]
     del input
-    return _U.relu(held.pop())
+    return _A.relu(held.pop())
 
 
 def tanh(input: Tensor) -> Tensor:  # noqa: A002
     """tanh(x) elementwise."""
-    return _U.tanh(input)
+    return _T.tanh(input)
 
 
 def sigmoid(input: Tensor) -> Tensor:  # noqa: A002
     """1 / (1 + exp(-x)) elementwise."""
-    return _U.sigmoid(input)
+    return _L.sigmoid(input)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:  # noqa: A002

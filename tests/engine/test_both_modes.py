@@ -16,6 +16,7 @@ An operation added to the tables without a recipe here, and not listed as not di
 from __future__ import annotations
 
 import functools
+import importlib
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,7 +51,8 @@ def engine_operations() -> dict[str, tuple[str, ...]]:
                 kinds.setdefault(name, []).append("method")
         if op.inplace:
             kinds.setdefault(f"{op.name}_", []).append("method")
-    for module in ops.MODULES:
+    deferred = (importlib.import_module(f"{ops.__name__}.{m}") for m in ops.lazy.DEFERRED)  # (their tables too)
+    for module in (*ops.MODULES, *deferred):
         for name in getattr(module, "METHODS", {}):
             kinds.setdefault(name, []).append("method")
         for name in getattr(module, "PROPERTIES", {}):

@@ -26,6 +26,15 @@ import numpy as np
 import gradcalc as T
 from gradcalc.autograd import heap
 heap.KEPT[0] = {untouched}
+# the operation families and the engine this step uses load at their first use (ops/lazy.py): loaded first, by a
+# tiny step, so that their long-lived objects are not made among the first step's arrays (above them in the heap,
+# they would keep glibc from trimming it, with or without keep_freed_memory)
+_t = T.ones(2, requires_grad=True)
+((T.tanh(_t @ T.ones(2, 2)) - T.ones(2)) ** 2).mean().backward()
+with T.no_grad():
+    _t -= 0.01 * _t.grad
+_t.grad = None
+del _t
 rng = np.random.default_rng(0)
 w = [T.tensor((rng.standard_normal(s) * 0.05).astype(np.float32), requires_grad=True)
      for s in ((784, 512), (512, 512), (512, 10))]

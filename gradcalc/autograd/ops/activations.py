@@ -1,6 +1,7 @@
-"""The piecewise activations of `nn.functional` beyond nn.py's: `leaky_relu`, `elu`/`selu`, `hardtanh`/`relu6`,
-`hardswish` and `hardsigmoid`, each with PyTorch's nodes (the smooth ones, `logsigmoid`, `mish`, `glu`, are in
-smooth_activations.py).
+"""The piecewise activations: `relu` (a `unary(...)` row of ops/unary.py, with its gradient as one differentiable
+node, PyTorch's `threshold_backward`), and those of `nn.functional` beyond nn.py's: `leaky_relu`,
+`elu`/`selu`, `hardtanh`/`relu6`, `hardswish` and `hardsigmoid`, each with PyTorch's nodes (the smooth ones,
+`logsigmoid`, `mish`, `glu`, are in smooth_activations.py; sigmoid in logarithms.py).
 
 A node's backward is PyTorch's `*_backward` function, recorded (under create_graph) as PyTorch's
 `*BackwardBackward0` node, whose own formulas are derivatives.yaml's; in a plain backward the formulas run on bare
@@ -24,7 +25,66 @@ from .binary import div_scalar, mul_scalar, plus
 from .core import needs, record, result
 from .elementwise import where
 from .inplace import apply_inplace
-from .unary import _const, _zeros_like
+from .unary import _const, _zeros_like, unary
+
+
+# -- relu: a unary row, and its gradient as one differentiable node ------------------------------------------
+def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    # the bound first: NumPy then keeps the input where they are equal, so relu(-0.) is -0. as in PyTorch
+    return np.maximum(0.0 if a.dtype.kind == "f" else 0, a, out=out)  # a float 0: NumPy's fast path for floats
+
+
+_relu.writes_out = True  # type: ignore[attr-defined]  # like a ufunc, it may write into a dying input (out=)
+
+
+# gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
+relu = unary("relu", forward=_relu, node="ReluBackward0", saves="result", formula="threshold_backward(grad, result, 0)",
+             backward=lambda g, x, y: threshold_backward(g, y))
+relu.__module__ = __name__  # (ops/lazy.py files an operation under the module its function names: unary.py made it)
+
+
+# As PyTorch's threshold_backward: under create_graph relu's gradient is ONE node with edges to the incoming
+# gradient and to relu's output, whose derivatives are those of derivatives.yaml.
+@spec.node(
+    formula={"grad_output": "threshold_backward(grad, self, threshold)", "self": "zeros_like(grad)"},
+    saved={"self": SV.tensor(0), "threshold": SV.const(0)},
+    jvp=lambda node, inputs, out, tangents: None if tangents[0] is None else threshold_backward(tangents[0], inputs[1]),
+    tangent="threshold_backward(grad_output_t, self_p, threshold)",
+)
+class ThresholdBackwardBackward0(Node):
+    """The node of relu's gradient under create_graph: linear in the gradient, constant in the output."""
+
+    __slots__ = ()
+
+    def apply(self, gg: Tensor) -> tuple:
+        (y,) = self.saved_tensors
+        return (threshold_backward(gg, y) if needs(self, 0) else None, _zeros_like(gg) if needs(self, 1) else None)
+
+
+_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
+
+
+def _zeroed_where_not_positive(g: Any, y: Any) -> Any:
+    """np.where(y <= 0, 0.0, g) on arrays: for large float arrays of one shape, the bits of `g` ANDed with a mask
+    (the same +0.0 and NaNs, without np.where's branch per element, which costs ten times more on such arrays)."""
+    ints = _SAME_WIDTH_INT.get(getattr(g, "dtype", None))
+    if ints is None or type(g) is not np.ndarray or type(y) is not np.ndarray or g.shape != y.shape or \
+            y.dtype != g.dtype or g.size < 4096:
+        return np.where(y <= 0, 0.0, g)
+    mask = np.less_equal(y, 0).astype(ints)
+    mask -= 1  # 0 where y <= 0, every bit set elsewhere
+    return np.bitwise_and(g.view(ints), mask, out=mask).view(g.dtype)
+
+
+def threshold_backward(g: Any, y: Any) -> Any:
+    """`g` where `y > 0` (and where `y` is nan), else 0: relu's gradient from its output `y`."""
+    if type(g) is not Tensor and type(y) is not Tensor:
+        return _zeroed_where_not_positive(g, y)
+    gd = g._data if type(g) is Tensor else np.asarray(g)
+    node = record(ThresholdBackwardBackward0, g, y)
+    if node is not None:
+        node.save(y)
+    return result(np.where(y._data <= 0, 0.0, gd), node)
 
 
 def _floating(x: Any, fn: str) -> Tensor:

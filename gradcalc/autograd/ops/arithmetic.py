@@ -32,7 +32,6 @@ from .binary import (
     sub_scalar,
 )
 from .core import binary_operands, broadcast_error, needs, record, result
-from .elementwise import where
 from .unary import log, reciprocal
 
 # -- add, sub ---------------------------------------------------------------------------------------
@@ -423,6 +422,8 @@ class PowBackward0(_Binary):
 
 
 def _pow_tensors_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
+    from .elementwise import where  # (here: elementwise loads at first use, off the start-up path)
+
     (a, b), (ta, tb) = inputs, tangents
     first = None if ta is None else ta * (b * pow(a, sub(b, 1.0)))
     second = None if tb is None else tb * where(_zero_base(a, b), 0.0, out * log(a))
@@ -443,6 +444,8 @@ class PowBackward1(_Binary):
     raw_ok = False  # uses where/log on tensors
 
     def apply(self, g: Tensor) -> tuple:
+        from .elementwise import where  # (here: elementwise loads at first use, off the start-up path)
+
         a, b = self.saved_tensors
         ga = None
         if needs(self, 0):  # 0 where the exponent is 0, as PyTorch's pow_backward_self (not -0 from b * a**-1)
@@ -464,6 +467,8 @@ def _exponent_factor(base: float, exponent: Any, out: Any) -> Any:
     if type(out) is not Tensor:
         with np.errstate(invalid="ignore"):  # 0 * -inf where the mask puts 0 anyway
             return np.where(exponent >= 0, 0.0, out * -math.inf).astype(out.dtype, copy=False)
+    from .elementwise import where  # (here: elementwise loads at first use, off the start-up path)
+
     return where(exponent >= 0.0, 0.0, mul_scalar(out, -math.inf))
 
 

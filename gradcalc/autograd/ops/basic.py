@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import spec
 from ..node import Node
-from ..provenance import worded
+from ..reasons import worded
 from ..tensor import Tensor, float32, float64, version_of
 from .core import binary_operands, broadcast_error, record, result
 

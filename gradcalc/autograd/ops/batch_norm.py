@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, spec
 from .. import saved as SV
+from .. import spec
 from ..grad_mode import no_grad
 from ..node import Node
 from ..reasons import worded
@@ -117,7 +117,7 @@ class NativeBatchNormBackward0(Node):
            "running_var": SV.tensor(3), "save_invstd": SV.tensor(4), "save_mean": SV.tensor(5),
            "train": SV.field("training"), "weight": SV.tensor(6)},
     # a second-order node: its tangent is the transpose of its own differentiable formulas (the double-vjp)
-    jvp=forward_ad.double_vjp,
+    jvp=spec.DOUBLE_VJP,
 )
 class NativeBatchNormBackwardBackward0(Node):
     """The node of batch_norm's three gradients under create_graph (edges: grad_out, input, weight, save_mean,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, spec
+from .. import grad_mode, spec
 from ..defaults import FLOAT64, default_float
 from ..grad_mode import ALTERED, state
 from ..node import NOTHING, SEQ, STAMP, Node, one_class_copy
@@ -99,7 +99,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
     tb = type(b) is Tensor and b._requires_grad
     if not ((ta or tb) and (not ALTERED or state.grad_enabled)):
         if grad_mode.forward_seen:
-            return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
+            return grad_mode.forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
         t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
         t._data = data
         t._requires_grad = False
@@ -153,7 +153,7 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
         else:
             STAMP.stamp(node)
     if grad_mode.forward_seen:
-        return forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
+        return grad_mode.forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
     # Tensor._make inlined (the reference, field by field): one call less per recorded operation
     t = _new(Tensor)
     t._data = data
@@ -180,7 +180,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
         if data.dtype is not a._data.dtype:  # a promotion (an integral or bool tensor, which never requires grad,
             return _binary(cls, a, b, data, save, other)  # with a float): `_binary` decides the dtype
         if grad_mode.forward_seen:
-            return forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
+            return grad_mode.forward_ad.binary(cls, a, b, Tensor._make(data, False, None), other)
         t = _new(Tensor)  # Tensor._make inlined: formulas under create_graph make many results that record nothing
         t._data = data
         t._requires_grad = False
@@ -214,7 +214,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
         else:
             STAMP.stamp(node)
     if grad_mode.forward_seen:
-        return forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
+        return grad_mode.forward_ad.binary(cls, a, b, Tensor._make(data, True, node), other)
     t = _new(Tensor)  # Tensor._make inlined, as in _binary
     t._data = data
     t._requires_grad = True

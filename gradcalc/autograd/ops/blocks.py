@@ -18,6 +18,7 @@ from ..node import Node
 from ..tensor import Tensor
 from . import joins as J
 from . import shape as S
+from . import slicing as SL
 from .core import record, result
 from .cumulative import cumprod
 from .rearrange import flip, meshgrid
@@ -121,7 +122,7 @@ class BlockDiagBackward0(Node):
         for nxt, shape, dtype in zip(self._next, self.shapes, self.dtypes, strict=True):
             rows, cols = _block(shape)
             if nxt is not None:
-                piece = S.slice_dim(S.slice_dim(g, 0, row, row + rows, 1), 1, col, col + cols, 1)
+                piece = SL.slice_dim(SL.slice_dim(g, 0, row, row + rows, 1), 1, col, col + cols, 1)
                 if len(shape) == 1:  # PyTorch leaves the row (1, n) to the engine, which sums it to the vector
                     piece = sum_to(piece, shape)
                 elif not shape:  # and squeezes a number's 1 x 1 block

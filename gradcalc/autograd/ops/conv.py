@@ -25,6 +25,7 @@ from ..node import Node
 from ..reasons import worded
 from ..tensor import Tensor
 from . import shape as S
+from . import slicing as SL
 from . import windows as W
 from .binary import plus
 from .core import needs, record, result
@@ -294,7 +295,7 @@ class ConvolutionBackwardBackward0(Node):
 def _narrow_group(t: Tensor, dim: int, groups: int, k: int) -> Tensor:
     """Group `k` of `groups` along `dim` (PyTorch's subvariable)."""
     n = t._data.shape[dim] // groups
-    return S.narrow(t, dim, n * k, n)
+    return SL.narrow(t, dim, n * k, n)
 
 
 def _double_backward(gg_i: Any, gg_w: Any, gg_b: Any, g: Tensor, w: Tensor, x: Tensor, p: Any,
@@ -327,7 +328,7 @@ def _double_backward(gg_i: Any, gg_w: Any, gg_b: Any, g: Tensor, w: Tensor, x: T
         g_w = S.transpose(g_wt, 0, 1)
         for d in range(2, g_w._data.ndim):  # only the part the weight has (the products may reach further)
             if g_w._data.shape[d] > w._data.shape[d]:
-                g_w = S.narrow(g_w, d, 0, w._data.shape[d])
+                g_w = SL.narrow(g_w, d, 0, w._data.shape[d])
     g_i = None
     if gg_w is not None and mask[1]:
         if p.transposed:
@@ -341,7 +342,7 @@ def _double_backward(gg_i: Any, gg_w: Any, gg_b: Any, g: Tensor, w: Tensor, x: T
             g_i = _convolve(g, gg_w, None, p.stride, p.padding, p.dilation, True, extra, p.groups)
         for d in range(2, g_i._data.ndim):  # an output padding past the stride made the product longer
             if g_i._data.shape[d] > x._data.shape[d]:
-                g_i = S.narrow(g_i, d, 0, x._data.shape[d])
+                g_i = SL.narrow(g_i, d, 0, x._data.shape[d])
     return (gg_o, g_i, g_w)
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode
+from .. import grad_mode
 from ..grad_mode import ALTERED, state
 from ..node import Node, make_node
 from ..tensor import Tensor, version_of
@@ -24,12 +24,12 @@ _CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
 def record(cls: type[Node], *inputs: Any) -> Any:
     """A new node of `cls` when this operation is to be recorded (grad mode on and an input requires grad)."""
     if ALTERED and not state.grad_enabled:
-        return forward_ad.record(cls, inputs, None) if grad_mode.forward_seen else None
+        return grad_mode.forward_ad.record(cls, inputs, None) if grad_mode.forward_seen else None
     for t in inputs:
         if type(t) is Tensor and t._requires_grad:
             break
     else:
-        return forward_ad.record(cls, inputs, None) if grad_mode.forward_seen else None
+        return grad_mode.forward_ad.record(cls, inputs, None) if grad_mode.forward_seen else None
     nexts, nrs = [], []
     for t in inputs:
         if type(t) is Tensor and t._requires_grad:
@@ -39,13 +39,13 @@ def record(cls: type[Node], *inputs: Any) -> Any:
             nexts.append(None)
             nrs.append(0)
     node = make_node(cls, tuple(nexts), tuple(nrs) if any(nrs) else None)
-    return forward_ad.record(cls, inputs, node) if grad_mode.forward_seen else node
+    return grad_mode.forward_ad.record(cls, inputs, node) if grad_mode.forward_seen else node
 
 
 def result(data: Any, node: Node | None) -> Tensor:
     """The output tensor of an operation; it requires grad exactly when the operation was recorded."""
     if node is not None and grad_mode.forward_seen:  # the node may be one for tangents only
-        return forward_ad.output(data if type(data) is np.ndarray else np.asarray(data), node)
+        return grad_mode.forward_ad.output(data if type(data) is np.ndarray else np.asarray(data), node)
     return Tensor._make(data if type(data) is np.ndarray else np.asarray(data), node is not None, node)
 
 

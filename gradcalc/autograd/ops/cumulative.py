@@ -24,17 +24,20 @@ from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from . import joins as J
 from . import shape as S
+from . import slicing as SL
 from .arithmetic import div, mul, sub
 from .core import needs, record, result
 from .elementwise import where
+from .logarithms import exp
 from .rearrange import flip
 from .reductions import amax
 from .reorder import movedim
 from .return_types import named_tuple
+from .rounding import abs
 from .scatter import gather, scatter_add
 from .sums import _np_dtype, expand
 from .sums import sum as sum_dims
-from .unary import abs, exp, log
+from .unary import log
 
 
 def _cumulative_input(x: Tensor, dtype: Any) -> np.ndarray:
@@ -324,7 +327,7 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         size = x._data.shape[axis]
         if size == 0:
             break
-        later, earlier = S.narrow(x, axis, 1, size - 1), S.narrow(x, axis, 0, size - 1)
+        later, earlier = SL.narrow(x, axis, 1, size - 1), SL.narrow(x, axis, 0, size - 1)
         if x._data.dtype == np.bool_:  # booleans: whether neighbours differ (PyTorch's logical_xor)
             x = Tensor._make(later._data != earlier._data, False, None)
         else:

@@ -21,10 +21,10 @@ from ..tensor import Tensor
 from .binary import mul_scalar, plus
 from .core import binary_operands, broadcast_error, needs, record, result
 from .elementwise import masked_fill
+from .logarithms import exp
 from .losses import _reduce, _tensor, reduction_of
 from .smooth_losses import loss_rule
 from .sums import sum_to
-from .unary import exp
 
 
 def _xlogy_np(x: Any, y: Any) -> Any:

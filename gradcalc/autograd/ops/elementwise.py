@@ -18,8 +18,10 @@ from ..node import Node
 from ..tensor import Tensor
 from .binary import _Binary, _binary, _shape, div_scalar, plus
 from .core import _CATEGORY, binary_operands, broadcast_error, needs, record, result
+from .logarithms import sigmoid
+from .rounding import abs
 from .sums import sum_to
-from .unary import _const, _sigmoid, _zeros_like, abs, sigmoid
+from .unary import _const, _sigmoid, _zeros_like
 
 
 def _select(mask: Any, g: Any) -> Any:

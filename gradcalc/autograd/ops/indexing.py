@@ -21,13 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, spec
+from .. import grad_mode, spec
 from .. import saved as SV
 from ..grad_mode import state
 from ..node import Node
 from ..tensor import Tensor
 from . import inplace as I
 from . import shape as S
+from . import slicing as SL
 from .core import needs, record, result
 from .sums import sum_to
 
@@ -223,9 +224,9 @@ def _take_views(x: Tensor, plan: _Plan) -> Tensor:
     for step in plan.steps:
         kind, dim, *arg = step
         if kind == "select":
-            x = S.select(x, dim, arg[0])
+            x = SL.select(x, dim, arg[0])
         elif kind == "slice":
-            x = S.slice_dim(x, dim, *arg[0])
+            x = SL.slice_dim(x, dim, *arg[0])
         else:
             x = S.unsqueeze(x, dim)
     return x
@@ -244,16 +245,17 @@ def _gather(x: Tensor, plan: _Plan) -> Tensor:
 def getitem(x: Tensor, idx: Any) -> Tensor:
     """`x[idx]`: a view for integers, slices, None and `...`; a copy when an advanced index is involved."""
     if _is_int(idx):  # the most common case, straight to its view
-        return S.select(x, 0, idx) if x._data.ndim else _zero_dim_index()
+        return SL.select(x, 0, idx) if x._data.ndim else _zero_dim_index()
     plan = _plan(x._data.shape, idx, reading=True)
     # nothing to record (and no tangent to carry): one NumPy index
-    if not (x._requires_grad and state.grad_enabled) and not (grad_mode.forward_seen and forward_ad.carries(x)):
+    if not (x._requires_grad and state.grad_enabled) and not (
+            grad_mode.forward_seen and grad_mode.forward_ad.carries(x)):
         data = plan.take(x._data)
         if plan.adv is not None:
             return Tensor._make(data, False, None)
         return S._view(data if plan.steps else data.view(), x, None)
     if not plan.steps and plan.adv is None:
-        return S.alias(x)  # `x[...]`, `x[()]`: a new view of everything
+        return SL.alias(x)  # `x[...]`, `x[()]`: a new view of everything
     return _gather(x, plan)
 
 

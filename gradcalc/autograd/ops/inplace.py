@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, provenance, spec
+from .. import grad_mode, provenance, spec
 from .. import saved as SV
 from ..grad_mode import state
 from ..hooks import move_retained
@@ -112,8 +112,8 @@ def _alias(t: Tensor) -> Tensor:
     its tangents, under forward mode)."""
     a = Tensor._make(t._data.copy(), t._requires_grad, t.grad_fn)
     a._output_nr = t._output_nr
-    if grad_mode.forward_seen and forward_ad.carries(t):
-        a._fw = forward_ad._forced(t)
+    if grad_mode.forward_seen and grad_mode.forward_ad.carries(t):
+        a._fw = grad_mode.forward_ad._forced(t)
     return a
 
 
@@ -131,15 +131,16 @@ def apply_inplace(
         for o in others:
             if isinstance(o, Tensor):
                 check_overlap(t._data, o, what)
-    if grad_mode.forward_seen and forward_ad._pending:  # tangents read values this change overwrites
-        forward_ad.force_pending()
+    if grad_mode.forward_seen and grad_mode.forward_ad._pending:  # tangents read values this change overwrites
+        grad_mode.forward_ad.force_pending()
     recording = state.grad_enabled and (
         t._requires_grad or any(isinstance(o, Tensor) and o._requires_grad for o in others)
     )
-    dual = grad_mode.forward_seen and (forward_ad.carries(t) or any(forward_ad.carries(o) for o in others))
+    fw = grad_mode.forward_ad  # (None until forward AD is first used)
+    dual = grad_mode.forward_seen and (fw.carries(t) or any(fw.carries(o) for o in others))
     new = compute(_alias(t) if recording or dual else t)
     # the new tangents, computed before the values they derive from are overwritten
-    tangents = forward_ad._forced(new) if dual else None
+    tangents = fw._forced(new) if dual else None
     data = t._data
     if cast_check and _CATEGORY[new._data.dtype.kind] > _CATEGORY[data.dtype.kind]:
         raise RuntimeError(
@@ -167,7 +168,7 @@ def apply_inplace(
         if views_root is not None or getattr(t, "_views", None):
             # views share their base's tangent: write the view's new tangent into the base's, and re-read
             # every other live view's from it
-            forward_ad.share_with_views(views_root if views_root is not None else t, t)
+            fw.share_with_views(views_root if views_root is not None else t, t)
     node = new.grad_fn
     if recording and node is not None:
         _rebind_saved_output(node, new._data, data, counter)
@@ -261,8 +262,10 @@ def _in_numpy(t: Tensor, other: Any) -> bool:
     under no_grad is): nothing to record, and the result keeps the tensor's shape and dtype."""
     if state.grad_enabled and (t._requires_grad or (type(other) is Tensor and other._requires_grad)):
         return False
-    if grad_mode.forward_seen and (forward_ad.carries(t) or forward_ad.carries(other) or forward_ad._pending):
-        return False
+    if grad_mode.forward_seen:
+        fw = grad_mode.forward_ad
+        if fw.carries(t) or fw.carries(other) or fw._pending:
+            return False
     d = t._data
     if d.dtype.kind != "f" or not d.flags.writeable:
         return False

@@ -16,6 +16,7 @@ from .. import spec
 from ..defaults import default_float
 from ..tensor import Tensor
 from . import shape as S
+from . import slicing as SL
 from .binary import div_scalar, mul_scalar
 from .cumulative import cumsum
 
@@ -49,12 +50,12 @@ def _prepare(name: str, y: Tensor, x: Any, dx: Any, dim: int) -> tuple[int, Any]
 
 def _left(t: Tensor, axis: int) -> Tensor:
     """`t.slice(dim, 0, -1)`, saved as PyTorch saves it (end -1)."""
-    return S.slice_dim(t, axis, 0, -1, 1) if t._data.shape[axis] else t
+    return SL.slice_dim(t, axis, 0, -1, 1) if t._data.shape[axis] else t
 
 
 def _right(t: Tensor, axis: int) -> Tensor:
     """`t.slice(dim, 1)`, saved as PyTorch saves it (no end)."""
-    return S.slice_dim(t, axis, 1, None, 1)
+    return SL.slice_dim(t, axis, 1, None, 1)
 
 
 def _floating(t: Tensor) -> Tensor:
@@ -81,7 +82,7 @@ def trapezoid(y: Tensor, x: Any = None, *, dx: Any = None, dim: int = -1) -> Ten
     if isinstance(spacing, Tensor):
         return div_scalar(((_left(y, axis) + _right(y, axis)) * spacing).sum(axis), 2.0)
     y = _floating(y)
-    ends = S.select(y, axis, 0) + S.select(y, axis, n - 1)
+    ends = SL.select(y, axis, 0) + SL.select(y, axis, n - 1)
     return mul_scalar(y.sum(axis) - mul_scalar(ends, 0.5), float(spacing))
 
 

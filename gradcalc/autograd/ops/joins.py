@@ -16,7 +16,8 @@ from .. import spec
 from ..node import Node
 from ..tensor import Tensor
 from .core import record, result, result_dtype
-from .shape import _ALL, _view, dim_index, select, slice_dim
+from .shape import _ALL, _view, dim_index
+from .slicing import select, slice_dim
 
 
 # -- joining ---------------------------------------------------------------------------------------------

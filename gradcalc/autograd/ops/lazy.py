@@ -8,9 +8,13 @@ module, whose specs install the real functions over every `Deferred` of the fami
 on as if they had been there. Listing them (`dir`, completion, the language's built-ins) loads nothing.
 
 `INDEX` is derived from the specs, not written by hand: `main()` rewrites it, and tests/engine/test_lazy.py fails,
-saying so, when it differs from what the modules register. A module that adds
-names outside its specs (a `FUNCTIONS`, `METHODS` or `PROPERTIES` table) cannot be deferred: those are
-installed at start-up.
+saying so, when it differs from what the modules register. A family may also add names outside its specs (a
+`FUNCTIONS`, `METHODS` or `PROPERTIES` table, as the families loaded at start-up do): INDEX lists them too, and
+they are installed when the first use of one of the family's names loads it (`TABLES`, which ops/__init__.py
+hands down; importing the module by itself installs only its specs' names).
+
+The tables of the modules loaded at start-up (`STARTED`) have Deferreds too, but for Tensor's operators and
+properties: each name is wrapped and installed at its first use (its module is loaded already).
 """
 
 from __future__ import annotations
@@ -25,8 +29,15 @@ DEFERRED = (
     "conv", "pooling", "normalization", "batch_norm", "dropout", "embedding", "losses", "smooth_losses",
     "classification", "divergence", "einsum", "inverses", "scatter", "rearrange", "cumulative", "encoding",
     "pointwise", "smooth_activations", "products", "decompositions", "special", "statistics", "quantiles",
-    "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products",
+    "selection", "scatter_reduce", "blocks", "integrals", "counting", "scaled_products", "activations", "softmax",
+    "joins", "reorder", "linalg", "nn", "predicates", "trigonometric", "rounding", "logarithms",
+    "elementwise", "reductions", "random", "indexing", "inplace", "slicing",
 )
+
+# ops/__init__.py's `install_tables`, handed down when it loads: installs a module's tables, or one of their names
+TABLES: Callable[..., None] | None = None
+# the modules loaded at start-up, whose tables' names are Deferreds too until each is first used (ops/__init__.py)
+STARTED: tuple[str, ...] = ()
 
 # module -> (its `gradcalc.<name>` functions, its `Tensor.<name>` methods), written by `main()` below
 INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -115,11 +126,11 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('logdet', 'slogdet'),
     ),
     'special': (
-        ('copysign', 'deg2rad', 'digamma', 'erfinv', 'float_power', 'i0', 'lgamma', 'logit', 'polygamma', 'rad2deg',
-         'signbit', 'sinc', 'true_divide'),
-        ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erfinv', 'erfinv_', 'float_power',
-         'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_', 'rad2deg',
-         'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
+        ('copysign', 'deg2rad', 'digamma', 'erf', 'erfinv', 'float_power', 'i0', 'lgamma', 'logit', 'polygamma',
+         'rad2deg', 'signbit', 'sinc', 'true_divide'),
+        ('copysign', 'copysign_', 'deg2rad', 'deg2rad_', 'digamma', 'digamma_', 'erf', 'erf_', 'erfinv', 'erfinv_',
+         'float_power', 'float_power_', 'i0', 'i0_', 'lgamma', 'lgamma_', 'logit', 'logit_', 'polygamma', 'polygamma_',
+         'rad2deg', 'rad2deg_', 'signbit', 'sinc', 'sinc_', 'true_divide', 'true_divide_'),
     ),
     'statistics': (
         ('aminmax', 'count_nonzero', 'kthvalue', 'median', 'mode', 'nanmean', 'nansum', 'std_mean', 'var_mean'),
@@ -153,6 +164,75 @@ INDEX: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         ('addbmm', 'addmv', 'addr', 'baddbmm'),
         ('addbmm', 'addmv', 'addr', 'baddbmm'),
     ),
+    'activations': (
+        ('relu', 'selu'),
+        ('relu', 'relu_'),
+    ),
+    'softmax': (
+        ('log_softmax', 'logsumexp', 'softmax'),
+        ('log_softmax', 'logsumexp', 'softmax'),
+    ),
+    'joins': (
+        ('cat', 'chunk', 'concat', 'concatenate', 'split', 'stack', 'unbind'),
+        ('chunk', 'split', 'unbind'),
+    ),
+    'reorder': (
+        ('argsort', 'diag', 'index_add', 'moveaxis', 'movedim', 'nonzero', 'sort', 'topk'),
+        ('argsort', 'diag', 'index_add', 'index_add_', 'moveaxis', 'movedim', 'nonzero', 'sort', 'topk'),
+    ),
+    'linalg': (
+        ('bmm', 'dot', 'ger', 'matmul', 'mm', 'mv', 'outer'),
+        ('__matmul__', '__rmatmul__', 'bmm', 'dot', 'ger', 'matmul', 'mm', 'mv', 'outer'),
+    ),
+    'nn': (
+        ('addmm',),
+        ('__deepcopy__', 'addmm'),
+    ),
+    'predicates': (
+        ('isclose', 'isfinite', 'isinf', 'isneginf', 'isposinf', 'nan_to_num'),
+        ('isclose', 'isfinite', 'isinf', 'isneginf', 'isposinf', 'nan_to_num', 'nan_to_num_'),
+    ),
+    'trigonometric': (
+        ('acos', 'asin', 'atan', 'cos', 'cosh', 'sin', 'sinh', 'tan', 'tanh'),
+        ('acos', 'acos_', 'asin', 'asin_', 'atan', 'atan_', 'cos', 'cos_', 'cosh', 'cosh_', 'sin', 'sin_', 'sinh',
+         'sinh_', 'tan', 'tan_', 'tanh', 'tanh_'),
+    ),
+    'rounding': (
+        ('abs', 'ceil', 'floor', 'frac', 'round', 'sgn', 'sign', 'trunc'),
+        ('abs', 'abs_', 'ceil', 'ceil_', 'floor', 'floor_', 'frac', 'frac_', 'round', 'round_', 'sgn', 'sgn_', 'sign',
+         'sign_', 'trunc', 'trunc_'),
+    ),
+    'logarithms': (
+        ('exp', 'exp2', 'expm1', 'log10', 'log1p', 'log2', 'rsqrt', 'sigmoid', 'sqrt'),
+        ('exp', 'exp2', 'exp2_', 'exp_', 'expm1', 'expm1_', 'log10', 'log10_', 'log1p', 'log1p_', 'log2', 'log2_',
+         'rsqrt', 'rsqrt_', 'sigmoid', 'sigmoid_', 'sqrt', 'sqrt_'),
+    ),
+    'elementwise': (
+        ('clamp', 'clamp_max', 'clamp_min', 'clip', 'maximum', 'minimum', 'softplus', 'where'),
+        ('__abs__', 'clamp', 'clamp_', 'clamp_max', 'clamp_min', 'clip', 'maximum', 'minimum', 'softplus', 'where'),
+    ),
+    'reductions': (
+        ('amax', 'amin', 'argmax', 'argmin', 'max', 'mean', 'min', 'norm', 'prod', 'std', 'var'),
+        ('amax', 'amin', 'argmax', 'argmin', 'max', 'mean', 'min', 'norm', 'prod', 'std', 'var'),
+    ),
+    'random': (
+        ('bernoulli', 'manual_seed', 'multinomial', 'normal', 'rand', 'rand_like', 'randint', 'randint_like', 'randn',
+         'randn_like', 'randperm'),
+        ('bernoulli_', 'exponential_', 'normal_', 'random_', 'uniform_'),
+    ),
+    'indexing': (
+        (),
+        ('__getitem__', '__setitem__'),
+    ),
+    'inplace': (
+        (),
+        ('__iadd__', '__imul__', '__ipow__', '__isub__', '__itruediv__', 'add_', 'copy_', 'div_', 'fill_', 'mul_',
+         'pow_', 'sub_', 'zero_'),
+    ),
+    'slicing': (
+        ('narrow', 'select'),
+        ('narrow', 'select'),
+    ),
 }
 
 
@@ -168,7 +248,9 @@ class Deferred:
 
     def load(self, owner: type | None = None) -> Any:
         """Import the family, and return what now stands under this name (the function, or `owner`'s method)."""
-        importlib.import_module(f"{__package__}.{self.module}")
+        module = importlib.import_module(_qualified(self.module))
+        if TABLES is not None:
+            TABLES(module, self.name, self.table is not None)
         real = self.table.get(self.name) if self.table is not None else vars(owner).get(self.name)
         if real is self or real is None:  # INDEX out of date (test_lazy.py says so): never loop
             raise AttributeError(f"module 'gradcalc' has no attribute {self.name!r}")
@@ -200,28 +282,46 @@ class Deferred:
         return self._real().__doc__
 
     def __repr__(self) -> str:
-        return f"<gradcalc {self.name} (loads gradcalc.autograd.ops.{self.module} when first used)>"
+        return f"<gradcalc {self.name} (loads {_qualified(self.module)} when first used)>"
+
+
+def _qualified(module: str) -> str:
+    """A Deferred's module by its full name: a family's (`conv`), or one of the engine's outside the families
+    (`..differentiate`, for `Tensor.backward`: the engine loads at the first backward)."""
+    if module.startswith(".."):
+        return f"{__package__.rpartition('.')[0]}.{module[2:]}"
+    return f"{__package__}.{module}"
 
 
 def install(functions: MutableMapping[str, Any], tensor: type) -> None:
     """Put a `Deferred` under each name of each family not loaded yet (ops/__init__.py, at import)."""
+    own = vars(tensor)
     for module, (names, methods) in INDEX.items():
         for name in names:
-            functions.setdefault(name, Deferred(name, module, functions))
+            if name not in functions:
+                functions[name] = Deferred(name, module, functions)
         for name in methods:
-            if name not in vars(tensor):
+            if name not in own:
                 setattr(tensor, name, Deferred(name, module, None))
 
 
 def load_all() -> None:
     """Import every deferred family (what enumerates the specs themselves calls it: vmap's tables, tests)."""
-    for module in DEFERRED:
-        importlib.import_module(f"{__package__}.{module}")
+    for name in (*DEFERRED, *STARTED):
+        module = importlib.import_module(f"{__package__}.{name}")
+        if TABLES is not None:
+            TABLES(module)
 
 
 def index_of(ops: Callable[[], Any]) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
-    """INDEX as the specs make it: `ops()` gives the registered OpSpecs once every family is loaded."""
+    """INDEX as the specs (and the families' tables) make it: `ops()` gives the registered OpSpecs once every
+    family is loaded."""
     out: dict[str, tuple[list[str], list[str]]] = {m: ([], []) for m in DEFERRED}
+    for m, (names, methods) in out.items():
+        module = importlib.import_module(f"{__package__}.{m}")
+        names.extend(getattr(module, "FUNCTIONS", {}))
+        methods.extend(getattr(module, "METHODS", {}))
+        methods.extend(getattr(module, "PROPERTIES", {}))
     for op in ops():
         module = op.raw.__module__.rpartition(".")[2]
         if module not in out:
@@ -233,7 +333,7 @@ def index_of(ops: Callable[[], Any]) -> dict[str, tuple[tuple[str, ...], tuple[s
             methods.extend(op.names)
         if op.inplace:
             methods.append(f"{op.name}_")
-    return {m: (tuple(sorted(f)), tuple(sorted(x))) for m, (f, x) in out.items()}
+    return {m: (tuple(sorted(set(f))), tuple(sorted(set(x)))) for m, (f, x) in out.items()}
 
 
 def render(index: dict[str, tuple[tuple[str, ...], tuple[str, ...]]]) -> str:

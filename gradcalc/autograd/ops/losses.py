@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, spec
+from .. import grad_mode, spec
 from .. import saved as SV
 from ..node import Node
 from ..tensor import Tensor
@@ -26,8 +26,10 @@ from .arithmetic import pow, rsub
 from .binary import add_scalar, div_scalar, mul_scalar, plus
 from .core import needs, record, result
 from .elementwise import softplus
+from .logarithms import log1p, sigmoid
+from .rounding import abs
 from .sums import expand, sum
-from .unary import _sigmoid, abs, log, log1p, sigmoid
+from .unary import _sigmoid, log
 
 _REDUCTIONS = ("none", "mean", "sum")
 _EPS = 1e-12  # PyTorch's EPSILON in the binary cross entropy's gradients
@@ -66,7 +68,8 @@ _REDUCTION = SV.field("reduction", {"none": 0, "mean": 1, "sum": 2}.get)
 def loss_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
     """The forward rule of a loss over elements: each element's derivatives, read off the backward formula
     applied to ones (PyTorch's `apply_loss_reduction(d/dself * self_t + d/dtarget * target_t, reduction)`)."""
-    grads = forward_ad.partials(node, tangents, Tensor._make(np.ones(out._data.shape, out._data.dtype), False, None))
+    ones = Tensor._make(np.ones(out._data.shape, out._data.dtype), False, None)
+    grads = grad_mode.forward_ad.partials(node, tangents, ones)
     total = None
     for g, t in zip(grads, tangents, strict=False):
         if g is not None and t is not None:
@@ -292,7 +295,7 @@ class BinaryCrossEntropyBackward0(Node):
            "weight": SV.tensor(3)},
     # a second-order node (reached by a create_graph gradient): its tangent is the transpose of its own three
     # differentiable formulas, which the double-vjp takes exactly
-    jvp=forward_ad.double_vjp,
+    jvp=spec.DOUBLE_VJP,
 )
 class BinaryCrossEntropyBackwardBackward0(Node):
     __slots__ = ("reduction",)

@@ -25,8 +25,10 @@ from .arithmetic import rsub, sub
 from .binary import add_scalar, mul_scalar, plus
 from .core import needs, record, result
 from .inplace import apply_inplace
+from .logarithms import exp, sigmoid
 from .sums import sum_to
-from .unary import _erf, _sigmoid, cosh, exp, reciprocal, sigmoid, tanh
+from .trigonometric import cosh, tanh
+from .unary import _erf, _sigmoid, reciprocal
 
 
 def _tensor_arg(x: Any, fn: str, name: str) -> Tensor:

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, spec
 from .. import saved as SV
+from .. import spec
 from ..node import Node
 from ..tensor import Size, Tensor
 from . import shape as S
@@ -230,7 +230,7 @@ class NativeLayerNormBackward0(Node):
     saved={"grad_out": SV.tensor(0), "input": SV.tensor(1), "mean": SV.tensor(2),
            "normalized_shape": SV.field("normalized_shape"), "rstd": SV.tensor(3), "weight": SV.tensor(4)},
     # a second-order node: its tangent is the transpose of its own differentiable formulas (the double-vjp)
-    jvp=forward_ad.double_vjp,
+    jvp=spec.DOUBLE_VJP,
 )
 class NativeLayerNormBackwardBackward0(Node):
     """The node of layer_norm's three gradients under create_graph (edges: grad_out, input, mean, rstd, weight,

@@ -22,8 +22,10 @@ from .arithmetic import NotImplemented_, div, mul, sub
 from .binary import add_scalar, mul_scalar, plus
 from .core import broadcast_error, broadcast_message, needs, record, result
 from .elementwise import masked_fill, promoted
+from .logarithms import exp
+from .rounding import trunc
 from .sums import sum_to
-from .unary import exp, reciprocal, trunc
+from .unary import reciprocal
 
 
 def _tensors(name: str, *xs: Any) -> tuple[Tensor, ...]:

@@ -10,7 +10,7 @@ Draws are made in the result's dtype (a float32 uniform is NumPy's float32 draw,
 from __future__ import annotations
 
 import os
-import threading
+from _thread import allocate_lock  # what threading.Lock is (`threading` itself is kept off the start-up path)
 from typing import Any
 
 import numpy as np
@@ -45,7 +45,7 @@ class Generator:
 
     def __init__(self, device: Any = "cpu") -> None:
         check_device(device)
-        self._lock = threading.Lock()
+        self._lock = allocate_lock()
         self._numpy: Any = None  # made on first draw: importing numpy.random costs a cold start ~13 ms
         self._seed = DEFAULT_SEED
 

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, spec
 from .. import saved as SV
+from .. import spec
 from ..node import NOTHING, Node, SavedOutput
 from ..tensor import Tensor
 from . import shape as S
@@ -29,6 +29,7 @@ from .binary import div_scalar, mul_scalar
 from .core import record, result
 from .elementwise import _select, filled_where, masked_fill, maximum, minimum, where
 from .return_types import named_tuple
+from .rounding import abs, sgn
 from .sums import (
     _NO_DIM,
     _acc_dtype,
@@ -45,7 +46,7 @@ from .sums import (
     normalize_dims,
     sum,
 )
-from .unary import _const, abs, sgn
+from .unary import _const
 
 _py_max = builtins.max
 
@@ -171,7 +172,7 @@ def _prod_others_np(d: np.ndarray, axis: int) -> np.ndarray:
     formula={"self": "sum over i of grad_i * prod of self_j (j not i, k)"},
     # only a create_graph gradient of a product over zeros reaches it: its Jacobian (products of all but two
     # elements) has no simpler tangent than its own transpose, which the double-vjp takes exactly
-    jvp=forward_ad.double_vjp,
+    jvp=spec.DOUBLE_VJP,
 )
 class ProdOthersBackward(Node):
     """The derivative of `prod_others`: d E_i / d x_k = the product of all but x_i and x_k (k != i).

@@ -11,7 +11,7 @@ read by name (properties by position), read-only, named in `match` (`__match_arg
 The types of a family loaded at first use (ops/lazy.py) are made when it loads; reading one from `return_types`
 before then (`gradcalc.return_types.median`, or unpickling one in a new process) loads its family, which
 DEFERRED_TYPES names (tests/engine/test_return_types.py checks it against what the families register). This
-module imports nothing heavy: reductions.py, loaded at start-up, makes max's and min's.
+module imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 # the types each deferred family (ops/lazy.py's DEFERRED) makes: name -> family
 DEFERRED_TYPES = {
+    "max": "reductions", "min": "reductions", "sort": "reorder", "topk": "reorder",
     "cummax": "cumulative", "cummin": "cumulative",
     "median": "statistics", "kthvalue": "statistics", "mode": "statistics", "aminmax": "statistics",
     "slogdet": "decompositions", "linalg_slogdet": "decompositions",

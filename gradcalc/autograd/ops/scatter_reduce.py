@@ -4,7 +4,7 @@
 A deferred family (ops/lazy.py). Its gradient is PyTorch's `scatter_reduce_backward`, written with the engine's
 operations (gather, scatter, scatter_add, masked_fill, where and scatter_reduce itself), so that a gradient
 recorded under create_graph can be differentiated again; its forward rule is the transpose of that gradient
-(forward_ad.double_vjp), exact since the gradient is linear in `grad`.
+(forward_ad's double_vjp), exact since the gradient is linear in `grad`.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, spec
 from .. import saved as SV
+from .. import spec
 from ..node import Node, SavedOutput
 from ..tensor import Tensor
 from . import elementwise as E
@@ -95,7 +95,7 @@ class ScatterReduceDoubleBackwardError(Node):
     saved={"dim": SV.field("given", _unsigned), "include_self": SV.field("include_self"),
            "index": SV.Spec(_index_tensor, True), "reduce": SV.field("reduce"), "result": SV.tensor(2),
            "self": SV.tensor(0), "src": SV.tensor(1)},
-    jvp=forward_ad.double_vjp, tangent="scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, "
+    jvp=spec.DOUBLE_VJP, tangent="scatter_reduce_jvp(self_p, self_t, dim, index, src_p, src_t, reduce, "
     "include_self, result)",
 )
 class ScatterReduceBackward0(Node):

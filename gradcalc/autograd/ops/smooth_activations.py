@@ -22,7 +22,9 @@ from .binary import mul_scalar, plus
 from .core import needs, record, result
 from .inplace import apply_inplace
 from .joins import cat, chunk
-from .unary import _const, _sigmoid, exp, log1p, sigmoid, tanh
+from .logarithms import exp, log1p, sigmoid
+from .trigonometric import tanh
+from .unary import _const, _sigmoid
 
 
 # -- logsigmoid ----------------------------------------------------------------------------------------------

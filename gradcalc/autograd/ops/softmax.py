@@ -15,9 +15,10 @@ from ..tensor import Tensor
 from .basic import to_dtype
 from .binary import plus
 from .core import needs, record, result
+from .logarithms import exp
 from .reductions import _one_dim
 from .sums import _axis, _keep, _np_dtype, normalize_dims, sum
-from .unary import backward_of, exp
+from .unary import backward_of
 
 
 def _logsumexp_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:

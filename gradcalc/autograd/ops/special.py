@@ -1,4 +1,4 @@
-"""Special and less common elementwise functions: `lgamma`, `digamma`, `polygamma`, `erfinv`, `i0`, `sinc`,
+"""Special and less common elementwise functions: `erf`, `lgamma`, `digamma`, `polygamma`, `erfinv`, `i0`, `sinc`,
 `deg2rad`, `rad2deg`, `logit`, `copysign`, `signbit`, `float_power`, `true_divide`.
 
 Loaded at first use (ops/lazy.py). The one-tensor functions are `unary(...)` rows (ops/unary.py) whose forwards
@@ -26,8 +26,10 @@ from .binary import mul_scalar
 from .core import needs, record, result
 from .elementwise import masked_fill, promoted, where
 from .inplace import apply_inplace
+from .logarithms import exp
 from .sums import sum_to
-from .unary import cos, exp, reciprocal, sin, unary
+from .trigonometric import cos, sin
+from .unary import _erf, reciprocal, unary
 
 _SQRT_PI_HALF = 0.5 * math.sqrt(math.pi)
 _DEG = math.pi / 180.0
@@ -161,8 +163,11 @@ deg2rad = unary("deg2rad", forward=lambda a: a * a.dtype.type(_DEG), node="Deg2R
 rad2deg = unary("rad2deg", forward=lambda a: a * a.dtype.type(180.0 / math.pi), node="Rad2DegBackward0", saves="",
                 formula="rad2deg_backward(grad)", backward=lambda g, x, y: mul_scalar(g, 180.0 / math.pi))
 
+erf = unary("erf", forward=_erf, node="ErfBackward0", saves="self", formula="2 / sqrt(pi) * exp(-self.pow(2)) * grad",
+            backward=lambda g, x, y: mul_scalar(exp(-(x**2.0)), 2.0 / math.sqrt(math.pi)) * g)
+
 # ops/lazy.py files an operation under the module its function names: these rows' functions are made in unary.py
-for _row in (lgamma, digamma, erfinv, special_i1, i0, sinc, deg2rad, rad2deg):
+for _row in (erf, lgamma, digamma, erfinv, special_i1, i0, sinc, deg2rad, rad2deg):
     _row.__module__ = __name__
 
 

@@ -12,6 +12,10 @@ batching rule.
 The backward formulas run on tensors (recorded, under create_graph) and on bare NumPy arrays (a plain backward,
 where the engine hands nodes with `raw_ok` their gradients as arrays): every function here passes a bare array
 straight to NumPy.
+
+The rows here are the two that start-up needs (log and reciprocal: arithmetic's formulas and `number / tensor` use
+them); the others are in families loaded at first use (ops/lazy.py): logarithms.py (exp, sqrt, sigmoid...),
+rounding.py (abs, sign...), trigonometric.py, activations.py (relu) and special.py.
 """
 
 from __future__ import annotations
@@ -22,15 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import forward_ad, grad_mode, spec
+from .. import grad_mode, spec
 from .. import saved as SV
 from ..defaults import default_float
 from ..grad_mode import ALTERED, state
 from ..node import SEQ, STAMP, Node, SavedOutput
 from ..temporaries import REUSE_MIN_SIZE, spare_times, temporary_argument, times
 from ..tensor import Tensor
-from .binary import add_scalar, mul_scalar
-from .core import needs, record, result
+from .core import record, result
 
 T = Tensor
 _new = object.__new__
@@ -48,29 +51,6 @@ def _sigmoid(a: np.ndarray) -> np.ndarray:
     r = np.exp(-a)
     r += 1.0
     return np.divide(1.0, r, out=r) if type(r) is np.ndarray else 1.0 / r
-
-
-def _sign(a: np.ndarray) -> np.ndarray:
-    if a.dtype.kind == "b":  # PyTorch's sign of a bool tensor is itself; NumPy has none
-        return a.copy()
-    r = np.sign(a)
-    if a.dtype.kind == "f":  # PyTorch's sign(nan) is 0, NumPy's is nan
-        r = np.asarray(r)
-        r[np.isnan(r)] = 0
-    return r
-
-
-def _relu(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    # the bound first: NumPy then keeps the input where they are equal, so relu(-0.) is -0. as in PyTorch
-    return np.maximum(0.0 if a.dtype.kind == "f" else 0, a, out=out)  # a float 0: NumPy's fast path for floats
-
-
-_relu.writes_out = True  # type: ignore[attr-defined]  # like a ufunc, it may write into a dying input (out=)
-
-
-def _frac(a: np.ndarray) -> np.ndarray:
-    # the fractional part with the sign of a, as PyTorch's x - trunc(x)
-    return a - np.trunc(a)
 
 
 def _zeros_like(g: Any) -> Any:
@@ -221,7 +201,7 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
             data = np.asarray(data)
         if not (x._requires_grad and (not ALTERED or state.grad_enabled)):
             if grad_mode.forward_seen:
-                return forward_ad.unary(cls, x, Tensor._make(data, False, None))
+                return grad_mode.forward_ad.unary(cls, x, Tensor._make(data, False, None))
             return Tensor._make(data, False, None)
         # `record` and `Node.save` inlined (node.make_node is the reference, slot by slot): these are the
         # hottest operations after arithmetic
@@ -255,196 +235,17 @@ def _make_unary(name: str, forward: Callable, cls: type[UnaryNode], save_x: bool
                 node._trace = STAMP.origin
             else:
                 STAMP.stamp(node)
-        return forward_ad.unary(cls, x, out) if grad_mode.forward_seen else out
+        return grad_mode.forward_ad.unary(cls, x, out) if grad_mode.forward_seen else out
 
     op.__name__ = op.__qualname__ = name
     op.__doc__ = f"Elementwise {name}; its node is {cls.__name__}."
     return op
 
 
-_LN2, _LN10 = 0.6931471805599453, 2.3025850929940456  # derivatives.yaml's constants, exactly
-
-exp = unary("exp", forward=np.exp, node="ExpBackward0", saves="result", formula="grad * result",
-            factor=lambda x, y: y)
-expm1 = unary("expm1", forward=np.expm1, node="Expm1Backward0", saves="result", formula="grad * (result + 1)",
-              factor=lambda x, y: add_scalar(y, 1.0))
 log = unary("log", forward=np.log, node="LogBackward0", saves="self", formula="grad / self",
             backward=lambda g, x, y: g / x, domain=spec.POSITIVE)
-log2 = unary("log2", forward=np.log2, node="Log2Backward0", saves="self", formula="grad / (self * ln 2)",
-             backward=lambda g, x, y: g / mul_scalar(x, _LN2), domain=spec.POSITIVE)
-log10 = unary("log10", forward=np.log10, node="Log10Backward0", saves="self", formula="grad / (self * ln 10)",
-              backward=lambda g, x, y: g / mul_scalar(x, _LN10), domain=spec.POSITIVE)
-log1p = unary("log1p", forward=np.log1p, node="Log1PBackward0", saves="self", formula="grad / (self + 1)",
-              backward=lambda g, x, y: g / add_scalar(x, 1.0), domain=spec.POSITIVE)
-sin = unary("sin", forward=np.sin, node="SinBackward0", saves="self", formula="grad * self.cos()",
-            factor=lambda x, y: cos(x))
-cos = unary("cos", forward=np.cos, node="CosBackward0", saves="self", formula="grad * -self.sin()",
-            factor=lambda x, y: -sin(x))
-tan = unary("tan", forward=np.tan, node="TanBackward0", saves="result", formula="grad * (1 + result.pow(2))",
-            factor=lambda x, y: add_scalar(y**2.0, 1.0))
-asin = unary("asin", forward=np.arcsin, node="AsinBackward0", saves="self",
-             formula="grad * (-self * self + 1).rsqrt()", factor=lambda x, y: rsqrt(add_scalar(-x * x, 1.0)),
-             domain=spec.UNIT)
-acos = unary("acos", forward=np.arccos, node="AcosBackward0", saves="self",
-             formula="grad * -(-self * self + 1).rsqrt()",
-             backward=lambda g, x, y: g * -rsqrt(add_scalar(-x * x, 1.0)), domain=spec.UNIT)
-atan = unary("atan", forward=np.arctan, node="AtanBackward0", saves="self", formula="grad / (self * self + 1)",
-             backward=lambda g, x, y: g / add_scalar(x * x, 1.0))
-sinh = unary("sinh", forward=np.sinh, node="SinhBackward0", saves="self", formula="grad * self.cosh()",
-             factor=lambda x, y: cosh(x))
-cosh = unary("cosh", forward=np.cosh, node="CoshBackward0", saves="self", formula="grad * self.sinh()",
-             factor=lambda x, y: sinh(x))
-tanh = unary("tanh", forward=np.tanh, node="TanhBackward0", saves="result", formula="tanh_backward(grad, result)",
-             backward=lambda g, x, y: tanh_backward(g, y), raw_factor=lambda x, y: 1.0 - y * y)
-# at 0 the gradient is inf, as PyTorch's grad / (2 * result)
-sqrt = unary("sqrt", forward=np.sqrt, node="SqrtBackward0", saves="result", formula="grad / (2 * result)",
-             backward=lambda g, x, y: g / mul_scalar(y, 2.0), domain=spec.POSITIVE)
-rsqrt = unary("rsqrt", forward=lambda a: 1 / np.sqrt(a), node="RsqrtBackward0", saves="result",
-              formula="-0.5 * grad * result.pow(3)", backward=lambda g, x, y: mul_scalar(g, -0.5) * y**3.0,
-              raw_factor=lambda x, y: y**3.0 * -0.5, domain=spec.POSITIVE)
 reciprocal = unary("reciprocal", forward=lambda a: 1 / a, node="ReciprocalBackward0", saves="result",
                    formula="-grad * (result * result)", backward=lambda g, x, y: -g * (y * y), domain=spec.POSITIVE)
-# sign(0) = 0: abs has gradient 0 at 0, as PyTorch's grad * sgn(x)
-abs = unary("abs", forward=np.abs, node="AbsBackward0", saves="self", formula="grad * self.sgn()",  # noqa: A001
-            factor=lambda x, y: sgn(x))
-sign = unary("sign", forward=_sign, node="SignBackward0", saves="", formula="zeros_like(grad)",
-             backward=lambda g, x, y: _zeros_like(g))
-# gradient 0 at 0 (and passed through at nan), as PyTorch's threshold_backward(grad, result, 0)
-relu = unary("relu", forward=_relu, node="ReluBackward0", saves="result", formula="threshold_backward(grad, result, 0)",
-             backward=lambda g, x, y: threshold_backward(g, y))
-sigmoid = unary("sigmoid", forward=_sigmoid, node="SigmoidBackward0", saves="result",
-                formula="sigmoid_backward(grad, result)", backward=lambda g, x, y: sigmoid_backward(g, y),
-                raw_factor=lambda x, y: y * (1.0 - y))
-erf = unary("erf", forward=_erf, node="ErfBackward0", saves="self", formula="2 / sqrt(pi) * exp(-self.pow(2)) * grad",
-            backward=lambda g, x, y: mul_scalar(exp(-(x**2.0)), 2.0 / math.sqrt(math.pi)) * g)
-exp2 = unary("exp2", forward=np.exp2, node="Exp2Backward0", saves="result", formula="grad * result * ln 2",
-             backward=lambda g, x, y: mul_scalar(g * y, _LN2))
-# rounding: piecewise constant, so PyTorch's gradient is zeros_like(grad) (0 at the jumps too); frac(x) =
-# x - trunc(x) passes the gradient through unchanged, as PyTorch's `self: grad`
-round = unary("round", forward=np.round, node="RoundBackward0", saves="", formula="zeros_like(grad)",  # noqa: A001
-              backward=lambda g, x, y: _zeros_like(g))
-floor = unary("floor", forward=np.floor, node="FloorBackward0", saves="", formula="zeros_like(grad)",
-              backward=lambda g, x, y: _zeros_like(g))
-ceil = unary("ceil", forward=np.ceil, node="CeilBackward0", saves="", formula="zeros_like(grad)",
-             backward=lambda g, x, y: _zeros_like(g))
-trunc = unary("trunc", forward=np.trunc, node="TruncBackward0", saves="", formula="zeros_like(grad)",
-              backward=lambda g, x, y: _zeros_like(g))
-frac = unary("frac", forward=_frac, node="FracBackward0", saves="", formula="grad", backward=lambda g, x, y: g)
-# abs's derivative, as PyTorch writes it (`grad * self.sgn()`): sign under its own node name (for real tensors
-# sgn is sign; PyTorch's sgn_backward is zero there)
-sgn = unary("sgn", forward=_sign, node="SgnBackward0", saves="self result", formula="sgn_backward(self, grad, result)",
-            backward=lambda g, x, y: _zeros_like(g))
-
-
-# -- relu's, tanh's and sigmoid's backward, each itself one differentiable node ------------------------------
-# As PyTorch's threshold_backward, tanh_backward and sigmoid_backward: under create_graph the gradient is ONE
-# node with edges to the incoming gradient and to the function's output, whose derivatives are those of
-# derivatives.yaml.
-@spec.node(
-    formula={"grad_output": "threshold_backward(grad, self, threshold)", "self": "zeros_like(grad)"},
-    saved={"self": SV.tensor(0), "threshold": SV.const(0)},
-    jvp=lambda node, inputs, out, tangents: None if tangents[0] is None else threshold_backward(tangents[0], inputs[1]),
-    tangent="threshold_backward(grad_output_t, self_p, threshold)",
-)
-class ThresholdBackwardBackward0(Node):
-    """The node of relu's gradient under create_graph: linear in the gradient, constant in the output."""
-
-    __slots__ = ()
-
-    def apply(self, gg: Tensor) -> tuple:
-        (y,) = self.saved_tensors
-        return (threshold_backward(gg, y) if needs(self, 0) else None, _zeros_like(gg) if needs(self, 1) else None)
-
-
-_SAME_WIDTH_INT = {np.dtype(np.float32): np.int32, np.dtype(np.float64): np.int64}
-
-
-def _zeroed_where_not_positive(g: Any, y: Any) -> Any:
-    """np.where(y <= 0, 0.0, g) on arrays: for large float arrays of one shape, the bits of `g` ANDed with a mask
-    (the same +0.0 and NaNs, without np.where's branch per element, which costs ten times more on such arrays)."""
-    ints = _SAME_WIDTH_INT.get(getattr(g, "dtype", None))
-    if ints is None or type(g) is not np.ndarray or type(y) is not np.ndarray or g.shape != y.shape or \
-            y.dtype != g.dtype or g.size < 4096:
-        return np.where(y <= 0, 0.0, g)
-    mask = np.less_equal(y, 0).astype(ints)
-    mask -= 1  # 0 where y <= 0, every bit set elsewhere
-    return np.bitwise_and(g.view(ints), mask, out=mask).view(g.dtype)
-
-
-def threshold_backward(g: Any, y: Any) -> Any:
-    """`g` where `y > 0` (and where `y` is nan), else 0: relu's gradient from its output `y`."""
-    if type(g) is not Tensor and type(y) is not Tensor:
-        return _zeroed_where_not_positive(g, y)
-    gd = g._data if type(g) is Tensor else np.asarray(g)
-    node = record(ThresholdBackwardBackward0, g, y)
-    if node is not None:
-        node.save(y)
-    return result(np.where(y._data <= 0, 0.0, gd), node)
-
-
-def _tanh_backward_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-    # derivatives.yaml: tanh_backward(grad_output_t, output_p) + output_t * (-2 * output_p * grad_output_p)
-    (g, y), (tg, ty) = inputs, tangents
-    first = None if tg is None else tanh_backward(tg, y)
-    second = None if ty is None else ty * (mul_scalar(y, -2.0) * g)
-    return first if second is None else (second if first is None else first + second)
-
-
-@spec.node(
-    formula={"grad_output": "tanh_backward(grad, output)", "output": "-2 * output * grad_output * grad"},
-    saved={"grad_output": SV.tensor(0), "output": SV.tensor(1)},
-    jvp=_tanh_backward_jvp,
-    tangent="tanh_backward(grad_output_t, output_p) + output_t * (-2 * output_p * grad_output_p)",
-)
-class TanhBackwardBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, gg: Tensor) -> tuple:
-        g, y = self.saved_tensors
-        d_g = tanh_backward(gg, y) if needs(self, 0) else None
-        d_y = gg * (mul_scalar(y, -2.0) * g) if needs(self, 1) else None
-        return (d_g, d_y)
-
-
-def _sigmoid_backward_jvp(node: Node, inputs: tuple, out: Tensor, tangents: tuple) -> Any:
-    # derivatives.yaml: sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (1 - 2 output_p)
-    (g, y), (tg, ty) = inputs, tangents
-    first = None if tg is None else sigmoid_backward(tg, y)
-    second = None if ty is None else ty * g * add_scalar(mul_scalar(y, -2.0), 1.0)
-    return first if second is None else (second if first is None else first + second)
-
-
-@spec.node(
-    formula={"grad_output": "sigmoid_backward(grad, output)",
-             "output": "grad * grad_output * (-2 * output + 1)"},
-    saved={"grad_output": SV.tensor(0), "output": SV.tensor(1)},
-    jvp=_sigmoid_backward_jvp,
-    tangent="sigmoid_backward(grad_output_t, output_p) + output_t * grad_output_p * (-2 * output_p + 1)",
-)
-class SigmoidBackwardBackward0(Node):
-    __slots__ = ()
-
-    def apply(self, gg: Tensor) -> tuple:
-        g, y = self.saved_tensors
-        d_g = sigmoid_backward(gg, y) if needs(self, 0) else None
-        d_y = gg * g * add_scalar(mul_scalar(y, -2.0), 1.0) if needs(self, 1) else None
-        return (d_g, d_y)
-
-
-def tanh_backward(g: Any, y: Any) -> Any:
-    """g (1 - y²): tanh's gradient from its output `y`."""
-    if type(g) is not Tensor:
-        f = 1.0 - y * y
-        return times(f, g)
-    return backward_of(TanhBackwardBackward0, g, y, g._data * (1.0 - y._data * y._data))
-
-
-def sigmoid_backward(g: Any, y: Any) -> Any:
-    """g y (1 - y): sigmoid's gradient from its output `y`."""
-    if type(g) is not Tensor:
-        f = y * (1.0 - y)
-        return times(f, g)
-    return backward_of(SigmoidBackwardBackward0, g, y, g._data * (y._data * (1.0 - y._data)))
 
 
 def backward_of(cls: type[Node], g: Tensor, y: Tensor, data: Any) -> Tensor:
