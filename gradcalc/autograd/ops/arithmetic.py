@@ -22,11 +22,11 @@ from .binary import (
     MulBackward1,
     _Binary,
     _binary,
-    _binary_number,
     _mul1_number,
     _shape,
     integral_promoted,
     mul_scalar,
+    number_path,
     plus,
     scaled,
     sub_scalar,
@@ -625,8 +625,8 @@ METHODS = {
 
 # the number and tensor paths' own copies for the commonest operations (binary.one_class_copy): each always
 # makes nodes of one class, so its slot stores stay specialised
-_add_number, _add_binary = one_class_copy(_binary_number), one_class_copy(_binary)
+_add_number, _add_binary = number_path(AddBackward0), one_class_copy(_binary)
 _sub_binary = one_class_copy(_binary)
-_mul_number, _mul_binary = one_class_copy(_binary_number), one_class_copy(_binary)
+_mul_number, _mul_binary = number_path(MulBackward0), one_class_copy(_binary)
 _div_binary = one_class_copy(_binary)
-_pow_number = one_class_copy(_binary_number)
+_pow_number = number_path(PowBackward0)
