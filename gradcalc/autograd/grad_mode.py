@@ -87,12 +87,17 @@ ALTERED: set[int] = set()
 _ident = get_ident
 
 
-def refresh() -> None:
-    """Make this thread's membership of ALTERED follow its state, after a write of any of its fields."""
-    if state.grad_enabled and not state.releasing and state.wanted is None:
+def _mark(default: bool) -> None:
+    """This thread's membership of ALTERED: out when its recording state is the default, in otherwise."""
+    if default:
         ALTERED.discard(_ident())
     else:
         ALTERED.add(_ident())
+
+
+def refresh() -> None:
+    """Make this thread's membership of ALTERED follow its state, after a write of any of its fields."""
+    _mark(state.grad_enabled and not state.releasing and state.wanted is None)
 
 
 def set_recording(mode: bool) -> None:
@@ -105,10 +110,7 @@ def set_recording(mode: bool) -> None:
 def set_walk(record: bool, release: bool, want: Any) -> None:
     """Write this thread's walk settings: `grad_enabled`, `releasing` and `wanted` at once."""
     state.grad_enabled, state.releasing, state.wanted = record, release, want
-    if record and not release and want is None:
-        ALTERED.discard(_ident())
-    else:
-        ALTERED.add(_ident())
+    _mark(record and not release and want is None)  # (the values just written: no thread-local read)
 
 
 _STATE_FIELDS = ("grad_enabled", "inference", "inference_grad", "anomaly", "check_nan", "releasing", "wanted",

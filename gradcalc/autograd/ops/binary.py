@@ -169,12 +169,13 @@ def _binary(cls: type[_Binary], a: Any, b: Any, data: Any, save: tuple | None, o
 
 
 def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, save: tuple | None, other: Any,
-                   number_edge: bool | None = None) -> Tensor:
+                   number_edge: bool) -> Tensor:
     """`_binary` for a tensor `a` and a Python number `b` (`type(b)` float or int, checked by the caller), with
     `save` None, NOTHING or `(a,)`: the commonest operands of all (`x * 0.999`, `x ** 3`, the formulas'
     `mul_scalar`). A fast path: every test `_binary` makes on `b` is known here, and a chain of small operations
     spends a good part of each operation in them. node.make_node is the reference, slot by slot, and
-    tests/engine/test_node_constructor.py's number cases check every slot this writes."""
+    tests/engine/test_node_constructor.py's number cases check every slot this writes. Called only through
+    `number_path(cls)`'s copies, which give `number_edge` (the class's) as a default."""
     if type(data) is not _ndarray:
         data = _asarray(data)
     if not (a._requires_grad and (not ALTERED or state.grad_enabled)):
@@ -195,7 +196,7 @@ def _binary_number(cls: type[_Binary], a: Tensor, b: float | int, data: Any, sav
         return t
     node = cls()
     na = a.grad_fn or a._accumulator or a._accumulate_node()
-    if cls.number_edge if number_edge is None else number_edge:  # (number_path's copies: the class's, given)
+    if number_edge:  # cls.number_edge, given by number_path's copy (a read through the class is never specialised)
         node._next = (na, None)
         node._nrs = (a._output_nr, 0) if a._output_nr else None
     else:
