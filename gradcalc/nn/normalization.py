@@ -29,6 +29,28 @@ def _empty(shape: tuple[int, ...], dtype: Any) -> Tensor:
     return Tensor._make(np.empty(shape, dtype=dtype), False, None)
 
 
+def _affine_parameters(module: Module, shape: tuple[int, ...], dtype: Any, affine: bool, bias: bool) -> None:
+    """A normalization layer's `weight` and `bias` of `shape` when `affine` (the bias only with `bias`), each
+    registered as None otherwise, as PyTorch's layers do; their values come from `_reset_affine`."""
+    if affine:
+        module.weight = Parameter(_empty(shape, dtype))
+        if bias:
+            module.bias = Parameter(_empty(shape, dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+
+
+def _reset_affine(module: Module, affine: bool) -> None:
+    """An affine normalization layer's weight 1 and bias 0."""
+    if affine:
+        init.ones_(module.weight)
+        if module.bias is not None:
+            init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """What the batch-norm layers share: the affine parameters, the running statistics and their reset."""
 
@@ -41,15 +63,7 @@ class _NormBase(Module):
         dt = np_dtype(dtype) or default_float()
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        if affine:
-            self.weight = Parameter(_empty((num_features,), dt))
-            if bias:
-                self.bias = Parameter(_empty((num_features,), dt))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_features,), dt, affine, bias)
         if track_running_stats:
             self.register_buffer("running_mean", Tensor._make(np.zeros(num_features, dt), False, None))
             self.register_buffer("running_var", Tensor._make(np.ones(num_features, dt), False, None))
@@ -71,10 +85,7 @@ class _NormBase(Module):
     def reset_parameters(self) -> None:
         """The running statistics reset, the weight 1 and the bias 0."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def _check_input_dim(self, input: Tensor) -> None:  # noqa: A002
         raise NotImplementedError
@@ -137,23 +148,12 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(n) for n in normalized_shape)
         self.eps, self.elementwise_affine = eps, elementwise_affine
         dt = np_dtype(dtype) or default_float()
-        if elementwise_affine:
-            self.weight = Parameter(_empty(self.normalized_shape, dt))
-            if bias:
-                self.bias = Parameter(_empty(self.normalized_shape, dt))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, self.normalized_shape, dt, elementwise_affine, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """The weight 1 and the bias 0."""
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.elementwise_affine)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -176,23 +176,12 @@ class GroupNorm(Module):
             raise ValueError(f"num_channels ({num_channels}) must be divisible by num_groups ({num_groups})")
         self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
         dt = np_dtype(dtype) or default_float()
-        if affine:
-            self.weight = Parameter(_empty((num_channels,), dt))
-            if bias:
-                self.bias = Parameter(_empty((num_channels,), dt))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_parameters(self, (num_channels,), dt, affine, bias)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
         """The weight 1 and the bias 0."""
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self, self.affine)
 
     def forward(self, input: Tensor) -> Tensor:  # noqa: A002
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

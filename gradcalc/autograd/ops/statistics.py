@@ -24,6 +24,7 @@ from .binary import div_scalar, mul_scalar
 from .core import record, result
 from .elementwise import masked_fill
 from .reductions import (
+    _MAX_DIM,
     MaxBackward0,
     MaxBackward1,
     _var_args,
@@ -225,15 +226,9 @@ class MedianBackward0(MaxBackward1):
     __slots__ = ()
 
 
-_SELECTED = {
-    "dim": SV.field("dim"), "indices": SV.array("indices"), "keepdim": SV.field("keepdim"),
-    "self_sym_sizes": SV.field("in_shape", tuple),
-}
-
-
 @spec.node(
     formula={"self": "value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)"},
-    saved=_SELECTED, jvp=reduced_jvp, tangent="gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+    saved=_MAX_DIM, jvp=reduced_jvp, tangent="gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
 )
 class MedianBackward1(MaxBackward0):
     __slots__ = ()
@@ -241,7 +236,7 @@ class MedianBackward1(MaxBackward0):
 
 @spec.node(
     formula={"self": "value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)"},
-    saved=_SELECTED, jvp=reduced_jvp, tangent="gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+    saved=_MAX_DIM, jvp=reduced_jvp, tangent="gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
 )
 class KthvalueBackward0(MaxBackward0):
     __slots__ = ()
@@ -249,7 +244,7 @@ class KthvalueBackward0(MaxBackward0):
 
 @spec.node(
     formula={"self": "value_selecting_reduction_backward_symint(grad, dim, indices, self.sym_sizes(), keepdim)"},
-    saved=_SELECTED, jvp=reduced_jvp, tangent="gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
+    saved=_MAX_DIM, jvp=reduced_jvp, tangent="gather_with_keepdimed_indices(self_t, dim, indices, keepdim)",
 )
 class ModeBackward0(MaxBackward0):
     __slots__ = ()
