@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import gradcalc as gc
-from tests.engine.ops_oracle import check, jvp_values, same_error, same_outcome
+from tests.engine.ops_oracle import check, jvp_values, same_error, same_outcome, same_vmap
 from tests.precision import assert_float32_close
 
 torch = pytest.importorskip("torch")
@@ -219,10 +219,7 @@ VMAP = {
 @pytest.mark.parametrize("name", sorted(VMAP))
 @pytest.mark.parametrize("in_dim", [0, 1])
 def test_vmap(name: str, in_dim: int) -> None:
-    data = np.random.default_rng(3).standard_normal((5, 3, 4) if in_dim == 0 else (3, 5, 4))
-    ours = gc.func.vmap(VMAP[name](gc), in_dims=in_dim)(gc.tensor(data))
-    theirs = torch.func.vmap(VMAP[name](torch), in_dims=in_dim)(torch.tensor(data))
-    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-14)
+    same_vmap(VMAP[name], in_dim)
 
 
 def test_float32() -> None:
